@@ -1,0 +1,68 @@
+"""Finite-difference gradient checking (central differences, float64)."""
+import numpy as np
+
+
+class GradcheckError(RuntimeError):
+    pass
+
+
+def _jacobians(func, inputs, outputs, eps):
+    """Numerical and analytical Jacobians, one (n_out, n_in) matrix per differentiable input."""
+    from . import grad
+    from .grad_mode import no_grad
+
+    diff_inputs = [t for t in inputs if getattr(t, "requires_grad", False)]
+    out_sizes = [o.numel() for o in outputs]
+    numerical = []
+    for t in diff_inputs:
+        flat = t._data.reshape(-1)  # a view: perturb in place, restore after
+        jac = np.zeros((sum(out_sizes), flat.size))
+        for j in range(flat.size):
+            original = flat[j]
+            with no_grad():
+                flat[j] = original + eps
+                plus = [o._data.reshape(-1).astype(np.float64) for o in _outputs(func(*inputs))]
+                flat[j] = original - eps
+                minus = [o._data.reshape(-1).astype(np.float64) for o in _outputs(func(*inputs))]
+            flat[j] = original
+            jac[:, j] = np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+        numerical.append(jac)
+    analytical = [np.zeros_like(j) for j in numerical]
+    row = 0
+    for o, size in zip(outputs, out_sizes):
+        for k in range(size):
+            seed = np.zeros(size, dtype=o._data.dtype)
+            seed[k] = 1
+            from ..tensor import Tensor
+            grads = grad([o], diff_inputs, [Tensor._wrap(seed.reshape(o._data.shape))],
+                         retain_graph=True, allow_unused=True)
+            for a, g in zip(analytical, grads):
+                if g is not None:
+                    a[row + k] = g._data.reshape(-1)
+        row += size
+    return numerical, analytical
+
+
+def _outputs(result):
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+    """Compare the gradients of ``func`` at ``inputs`` with central finite
+    differences. Inputs that require grad should be float64."""
+    from ..tensor import Tensor
+
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    for t in inputs:
+        if isinstance(t, Tensor) and t.requires_grad and t.dtype.name != "float64":
+            raise GradcheckError("gradcheck expects float64 inputs for accurate finite differences; "
+                                 f"got {t.dtype}")
+    outputs = [o for o in _outputs(func(*inputs)) if o.requires_grad]
+    numerical, analytical = _jacobians(func, inputs, outputs, eps)
+    for i, (n, a) in enumerate(zip(numerical, analytical)):
+        if not np.allclose(a, n, rtol=rtol, atol=atol):
+            if not raise_exception:
+                return False
+            raise GradcheckError(f"Jacobian mismatch for output 0 with respect to input {i},\n"
+                                 f"numerical:{n}\nanalytical:{a}\n")
+    return True

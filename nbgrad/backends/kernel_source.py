@@ -1,0 +1,111 @@
+"""Kernel source generation shared by the backends, and its on-disk home.
+
+Kernels are generated as Python source from an elementwise row (a scalar
+forward function and one derivative per differentiable input, each naming
+what it reads through its parameter names: ``g``, ``out`` or input names) and
+written to a real file, so that Numba's on-disk cache works and a new process
+loads compiled code instead of recompiling. The file name is a hash of the
+generated source, of the row's functions and of nbgrad's scalar math, so a
+changed row or a new nbgrad version never loads stale machine code.
+"""
+import hashlib
+import importlib.util
+import inspect
+import os
+import sys
+import tempfile
+import types
+
+import numba
+
+from .. import __version__
+
+_loaded = {}
+
+
+def cache_dir():
+    root = os.environ.get("NBGRAD_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "nbgrad")
+    tag = f"py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
+    path = os.path.join(root, tag)
+    try:
+        os.makedirs(path, exist_ok=True)
+        return path
+    except OSError:  # read-only home: fall back to a per-user temp folder
+        path = os.path.join(tempfile.gettempdir(), f"nbgrad-{os.getuid()}", tag)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+
+def _called_functions(fn):
+    """Plain Python functions a scalar function calls by global name."""
+    for name in fn.__code__.co_names:
+        value = fn.__globals__.get(name)
+        if isinstance(value, types.FunctionType):
+            yield name, value
+
+
+def function_fingerprint(fn, _seen=None):
+    """Identify a scalar function by its code, constants, closure and the
+    functions it calls, recursively (Numba itself would not notice those change)."""
+    seen = set() if _seen is None else _seen
+    seen.add(fn)
+    code = fn.__code__
+    parts = [code.co_code, repr(code.co_consts).encode(), repr(code.co_names).encode()]
+    if fn.__closure__:
+        parts.append(repr([c.cell_contents for c in fn.__closure__]).encode())
+    for name, callee in _called_functions(fn):
+        if callee not in seen:
+            parts.append(name.encode() + function_fingerprint(callee, seen).encode())
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()
+
+
+def retarget(fn, jit, _memo=None):
+    """Compile a plain scalar function with ``jit`` (a CPU or CUDA decorator),
+    first doing the same to every plain function it calls, so rows and their
+    helpers stay target-neutral Python."""
+    memo = {} if _memo is None else _memo
+    if fn in memo:
+        return memo[fn]
+    namespace = dict(fn.__globals__)
+    for name, callee in _called_functions(fn):
+        namespace[name] = retarget(callee, jit, memo)
+    rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    memo[fn] = compiled = jit(rebound)
+    return compiled
+
+
+_SCALAR_MATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scalar_math.py")
+
+
+def _library_fingerprint():
+    """Rows call nbgrad's scalar math; Numba would not notice it change."""
+    with open(_SCALAR_MATH, "rb") as f:
+        return hashlib.sha256(f.read() + __version__.encode()).hexdigest()
+
+
+def load_module(source, helpers, jit, tag):
+    """Write ``source`` to the cache folder (atomically, so concurrent processes
+    agree) and import it with the scalar ``helpers``, compiled by ``jit``,
+    bound as its globals."""
+    digest = hashlib.sha256(
+        "\0".join([source, _library_fingerprint(), *sorted(
+            f"{k}={function_fingerprint(v)}" for k, v in helpers.items())]).encode()
+    ).hexdigest()[:24]
+    name = f"nbgrad_kernel_{tag}_{digest}"
+    module = _loaded.get(name)
+    if module is not None:
+        return module
+    path = os.path.join(cache_dir(), name + ".py")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update({k: retarget(v, jit) for k, v in helpers.items()})
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    _loaded[name] = module
+    return module

@@ -1,0 +1,91 @@
+"""In-place writes: the checks before them, the version bump, and the history
+rebase after them (including PyTorch's CopySlices for writes through a view)."""
+from ..autograd import grad_mode
+from ..autograd.graph import Node
+
+
+def check_inplace(self, others_require_grad):
+    """Raise, before anything changes, if writing into ``self`` would corrupt
+    autograd state. Mirrors PyTorch's check_inplace."""
+    data = self._data
+    if data.ndim and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+    if not grad_mode.is_grad_enabled() or not (self.requires_grad or others_require_grad):
+        return
+    base = self._base
+    if base is not None:
+        if self._view_no_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode "
+                "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+                "You can clarify your code by moving both the view and the inplace either both "
+                "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                "outside (if you want the inplace to be tracked).")
+        if self.requires_grad and base.is_leaf and base.requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if self.requires_grad and self.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+class CopySlices(Node):
+    """The base's history after an in-place op on one of its views: the op's
+    gradient is applied to the view's region of the base's gradient."""
+
+    __slots__ = ("view_fn", "fn", "backend")
+    op_name = "CopySlices"
+
+    def __init__(self, base, view_fn, fn):
+        super().__init__([base])
+        self.next_edges += fn.next_edges[1:]
+        self.input_meta += fn.input_meta[1:]
+        self.view_fn = view_fn
+        self.fn = fn
+        self.backend = base._backend
+
+    def name(self):
+        return "CopySlices"
+
+    def backward(self, grad):
+        backend = self.backend
+        grad = backend.copy(grad)
+        region = self.view_fn(grad)
+        fn_grads = self.fn.backward(backend.copy(region))
+        if fn_grads[0] is None:
+            region[...] = 0
+        else:
+            region[...] = fn_grads[0]
+        return [grad, *fn_grads[1:]]
+
+    def release_saved(self):
+        self.fn.release_saved()
+
+
+def rebase_history(self, node):
+    """Make ``node`` (built from the pre-write state) the history of ``self``."""
+    base = self._base
+    if base is None:
+        retained = self._grad_fn.retained if self._grad_fn is not None else None
+        self._grad_fn = node
+        node.retained = retained
+        return
+    base._grad_fn = CopySlices(base, self._view_fn, node)
+    self._view_version = -1  # re-derive this view's history from the base's
+    self.grad_fn
+
+
+def write(self, op_name, kernel, make_node, others_require_grad):
+    """Run ``kernel()`` (the raw write into ``self``) with autograd bookkeeping.
+    ``make_node()`` builds the backward node from the pre-write state; it is
+    only called when the write is recorded."""
+    check_inplace(self, others_require_grad)
+    record = grad_mode.is_grad_enabled() and (self.requires_grad or others_require_grad)
+    node = make_node() if record else None
+    kernel()
+    self._version_counter.bump(op_name)
+    if node is not None:
+        node.after_write(self)
+        rebase_history(self, node)
+    return self

@@ -1,0 +1,183 @@
+"""Shape ops. Those that PyTorch makes views share memory and the version
+counter with their base; each records how to re-derive itself from the base
+(``view_fn``) so in-place writes through views can rebase history."""
+import numpy as np
+
+from ..autograd import grad_mode
+from ..autograd.graph import Node
+from ..tensor import Tensor
+
+
+class ShapeBackward(Node):
+    """Backward of a shape op: ``inverse`` maps the output's gradient to the input's."""
+
+    __slots__ = ("_op_name", "inverse")
+
+    def __init__(self, source, op_name, inverse):
+        super().__init__([source])
+        self._op_name = op_name
+        self.inverse = inverse
+
+    @property
+    def op_name(self):
+        return self._op_name
+
+    def backward(self, grad):
+        return [self.inverse(grad)]
+
+
+def make_view(self, op_name, view_fn, inverse):
+    """A tensor over ``view_fn(self's array)`` sharing storage and version counter."""
+    out = Tensor._wrap(view_fn(self._data), self.dtype, self._backend)
+    out._version_counter = self._version_counter
+    out._view_version = self._version_counter.value
+    if self._base is None:
+        out._base, out._view_fn = self, view_fn
+    else:
+        parent_fn = self._view_fn
+        out._base, out._view_fn = self._base, lambda a: view_fn(parent_fn(a))
+    recording = grad_mode.is_grad_enabled()
+    out._view_no_grad = (not recording and self.requires_grad) or self._view_no_grad
+    if recording and self.requires_grad:
+        out._grad_fn = ShapeBackward(self, op_name, inverse)
+    return out
+
+
+def _copying_shape_op(self, op_name, data, inverse):
+    node = ShapeBackward(self, op_name, inverse) if (
+        grad_mode.is_grad_enabled() and self.requires_grad) else None
+    return Tensor._from_op(data, node, self.dtype, self._backend)
+
+
+def _normalize_shape(self, shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(s) for s in shape)
+    numel = self._data.size
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def view(self, *shape):
+    shape = _normalize_shape(self, shape)
+    try:
+        np.reshape(self._data, shape, copy=False)
+    except ValueError:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    in_shape = self._data.shape
+    return make_view(self, "View", lambda a: a.reshape(shape), lambda g: g.reshape(in_shape))
+
+
+def reshape(self, *shape):
+    shape = _normalize_shape(self, shape)
+    try:
+        np.reshape(self._data, shape, copy=False)
+    except ValueError:  # not expressible as a view: copy, as PyTorch does
+        in_shape = self._data.shape
+        return _copying_shape_op(self, "UnsafeView", self._data.reshape(shape),
+                                 lambda g: g.reshape(in_shape))
+    return view(self, shape)
+
+
+def flatten(self, start_dim=0, end_dim=-1):
+    if self.ndim == 0:
+        return reshape(self, 1)
+    start, end = self._dim(start_dim), self._dim(end_dim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = self.shape
+    return reshape(self, shape[:start] + (-1,) + shape[end + 1:])
+
+
+def permute(self, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if len(dims) != self.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {self.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(self._dim(d) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    inverse = tuple(np.argsort(dims))
+    return make_view(self, "Permute", lambda a: a.transpose(dims), lambda g: g.transpose(inverse))
+
+
+def transpose(self, dim0, dim1):
+    if self.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
+        return make_view(self, "Transpose", lambda a: a, lambda g: g)
+    d0, d1 = self._dim(dim0), self._dim(dim1)
+    return make_view(self, "Transpose", lambda a: a.swapaxes(d0, d1), lambda g: g.swapaxes(d0, d1))
+
+
+def t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return transpose(self, 0, -1) if self.ndim == 2 else transpose(self, 0, 0)
+
+
+def squeeze(self, dim=None):
+    shape = self._data.shape
+    if dim is None:
+        dims = tuple(k for k, n in enumerate(shape) if n == 1)
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = tuple(k for k in (self._dim(d) for d in dims) if self.ndim and shape[k] == 1)
+    return make_view(self, "Squeeze", lambda a: np.squeeze(a, axis=dims),
+                     lambda g: g.reshape(shape))
+
+
+def unsqueeze(self, dim):
+    ndim = self.ndim + 1
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                         f"but got {dim})")
+    dim %= ndim
+    return make_view(self, "Unsqueeze", lambda a: np.expand_dims(a, dim),
+                     lambda g: np.squeeze(g, axis=dim))
+
+
+def expand(self, *sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    shape = self._data.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    target = []
+    for k, s in enumerate(sizes):
+        old = shape[k - lead] if k >= lead else None
+        if s == -1:
+            if old is None:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                                   f"non-existing dimension {k}")
+            s = old
+        elif old is not None and old != s and old != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size "
+                               f"({old}) at non-singleton dimension {k}.  Target sizes: {list(sizes)}."
+                               f"  Tensor sizes: {list(shape)}")
+        target.append(s)
+    target = tuple(target)
+    backend = self._backend
+    return make_view(self, "Expand", lambda a: np.broadcast_to(a, target),
+                     lambda g: backend.sum_to_shape(g, shape))
+
+
+def expand_as(self, other):
+    return expand(self, other.shape)

@@ -1,0 +1,350 @@
+"""The Tensor: a raw backend array (a view over a shared storage) plus the
+autograd state around it."""
+import weakref
+
+import numpy as np
+
+from . import dtypes
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad, Node
+from .autograd.version_counter import VersionCounter
+from .backends import cpu
+from .device import device as _device
+
+
+class Size(tuple):
+    """A tensor's shape, printed as PyTorch prints it."""
+
+    def __repr__(self):
+        return f"nbgrad.Size([{', '.join(map(str, self))}])"
+
+    def numel(self):
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
+class _RemovableHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+class ViewOfBaseBackward(Node):
+    """A view's history after its base was modified in place: the view is
+    re-derived from the base's new history (PyTorch's AsStridedBackward)."""
+
+    __slots__ = ("view_fn", "base_shape", "dtype")
+    op_name = "AsStrided"
+
+    def __init__(self, base, view_fn):
+        super().__init__([base])
+        self.view_fn = view_fn
+        self.base_shape = base._data.shape
+        self.dtype = base._data.dtype
+
+    def backward(self, grad):
+        backend = self.input_meta[0].backend
+        return [backend.scatter_into_view(self.base_shape, grad.dtype, self.view_fn, grad)]
+
+
+class Tensor:
+    __slots__ = ("_data", "_backend", "dtype", "_version_counter", "_base", "_view_fn",
+                 "_view_version", "_view_no_grad", "_requires_grad", "_grad_fn", "_grad",
+                 "_hooks", "_grad_accumulator", "_retains_grad", "__weakref__")
+    __array_ufunc__ = None  # NumPy defers to our reflected operators
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create tensors with nbgrad.tensor(), nbgrad.zeros() and friends")
+
+    @classmethod
+    def _wrap(cls, data, dtype=None, backend=cpu):
+        """A tensor owning ``data`` with a fresh version counter and no history."""
+        t = object.__new__(cls)
+        t._data = data
+        t._backend = backend
+        t.dtype = dtype or dtypes.from_numpy_dtype(data.dtype)
+        t._version_counter = VersionCounter()
+        t._base = None
+        t._view_fn = None
+        t._view_version = 0
+        t._view_no_grad = False
+        t._requires_grad = False
+        t._grad_fn = None
+        t._grad = None
+        t._hooks = None
+        t._grad_accumulator = None
+        t._retains_grad = False
+        return t
+
+    @classmethod
+    def _from_op(cls, data, node, dtype=None, backend=cpu):
+        t = cls._wrap(data, dtype, backend)
+        t._grad_fn = node
+        return t
+
+    # ----------------------------------------------------------------- metadata
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[self._dim(dim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    def nelement(self):
+        return self._data.size
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[self._dim(dim)]
+
+    def storage_offset(self):
+        root = self._base._data if self._base is not None else self._data
+        return (_address(self._data) - _address(root)) // self._data.itemsize
+
+    def is_contiguous(self):
+        return self._data.flags.c_contiguous
+
+    def element_size(self):
+        return self._data.itemsize
+
+    @property
+    def device(self):
+        return _device(self._backend.name)
+
+    @property
+    def is_cuda(self):
+        return self._backend.name == "cuda"
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    @property
+    def _version(self):
+        return self._version_counter.value
+
+    def _dim(self, dim):
+        ndim = max(self._data.ndim, 1)
+        if not -ndim <= dim < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-ndim}, {ndim - 1}], but got {dim})")
+        return dim % ndim
+
+    # ------------------------------------------------------------- conversions
+    def numpy(self):
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._backend.to_numpy(self._data) if self._backend is not cpu else self._data
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        from ._formatting import tensor_repr
+        return tensor_repr(self)
+
+    # ---------------------------------------------------------------- autograd
+    @property
+    def grad_fn(self):
+        if self._base is not None and self._view_version != self._version_counter.value:
+            self._refresh_view_history()
+        return self._grad_fn
+
+    def _refresh_view_history(self):
+        """The base (or another view of it) was modified in place: re-derive
+        this view's history from the base's current history."""
+        base = self._base
+        self._view_version = self._version_counter.value
+        if self._grad_fn is None and not base.requires_grad:
+            return
+        if self._view_no_grad:
+            raise RuntimeError(
+                "A view was created in no_grad mode and its base or another view of its base "
+                "has been modified inplace with grad mode enabled. Given that this use case is "
+                "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+                "both the view and the inplace either both inside the no_grad block (if you "
+                "don't want the inplace to be tracked) or both outside (if you want the inplace "
+                "to be tracked).")
+        self._grad_fn = ViewOfBaseBackward(base, self._view_fn)
+
+    @property
+    def requires_grad(self):
+        # A view also reports its base's flag (PyTorch's DifferentiableViewMeta).
+        return (self._requires_grad or self._grad_fn is not None
+                or (self._base is not None and self._base.requires_grad))
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None or (self._base is not None and self.grad_fn is not None):
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self._grad_fn.retained = weakref.ref(self)
+
+    def register_hook(self, hook):
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            self._grad_fn.register_prehook(hook)
+            hooks = self._grad_fn.pre_hooks
+        if hook not in hooks:
+            hooks.append(hook)
+        return _RemovableHandle(hooks, hook)
+
+    def _gradient_edge(self):
+        """The node a gradient for this tensor flows into."""
+        fn = self.grad_fn
+        if fn is not None:
+            return fn
+        acc = self._grad_accumulator() if self._grad_accumulator is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._grad_accumulator = weakref.ref(acc)
+        return acc
+
+    def _accumulate_grad(self, grad):
+        if self._grad is None:
+            self._grad = Tensor._wrap(self._backend.copy(grad), self.dtype, self._backend)
+        else:
+            self._backend.add_into(self._grad._data, grad)
+            self._grad._version_counter.bump("AccumulateGrad")
+
+    _set_retained_grad = _accumulate_grad
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # ------------------------------------------------------------------ aliases
+    def detach(self):
+        """An untaped alias: same memory and version counter, no history."""
+        t = Tensor._wrap(self._data, self.dtype, self._backend)
+        t._version_counter = self._version_counter
+        return t
+
+    def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        """An alias with its OWN version counter: writes through it are not
+        seen by autograd (PyTorch's classic trap, kept on purpose)."""
+        return Tensor._wrap(self._data, self.dtype, self._backend)
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(other).__name__}")
+        self._data = other._data
+        self.dtype = other.dtype
+        self._backend = other._backend
+
+
+def _address(array):
+    return array.__array_interface__["data"][0]
