@@ -6,6 +6,7 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  #
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa: E402
                        full_like, linspace, manual_seed, ones, ones_like, rand, rand_like, randint,
                        randn, randn_like, tensor, zeros, zeros_like)
+from .backends.cpu import empty_cache, get_num_threads, memory_stats, set_num_threads  # noqa: E402
 from .device import device  # noqa: E402
 from .dtypes import bool_ as bool  # noqa: E402,A001
 from .dtypes import dtype, float32, float64, get_default_dtype, int64  # noqa: E402

@@ -1,8 +1,10 @@
 """The CPU backend: NumPy arrays, Numba-compiled elementwise kernels, NumPy's
 BLAS for products. Functions take and return raw arrays."""
+import numba
 import numpy as np
 
 from . import elementwise
+from .allocator import pool
 
 name = "cpu"
 elementwise_forward = elementwise.forward
@@ -10,7 +12,23 @@ elementwise_backward = elementwise.backward
 
 
 def empty(shape, dtype):
-    return np.empty(shape, dtype=dtype)
+    return pool.empty(shape, dtype)
+
+
+def memory_stats():
+    return pool.stats()
+
+
+def empty_cache():
+    pool.empty_cache()
+
+
+def set_num_threads(n):
+    numba.set_num_threads(n)
+
+
+def get_num_threads():
+    return numba.get_num_threads()
 
 
 def zeros(shape, dtype):
