@@ -32,13 +32,20 @@ def _finish(data, dtype, device, requires_grad):
     return t
 
 
-def _size(size):
+def _size(size, name=None):
+    """A shape from ``*size`` (ints, or one tuple/list of ints), checked as PyTorch does."""
+    if name is not None and not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    for k, s in enumerate(size):
+        if not isinstance(s, numbers.Integral) or isinstance(s, bool):
+            raise TypeError(f"{name or 'size'}(): argument 'size' (position 1) must be tuple of ints, "
+                            f"but found element of type {type(s).__name__} at pos {k}")
     for s in size:
-        if not isinstance(s, numbers.Integral):
-            raise TypeError(f"size must be a sequence of ints, got {type(s).__name__}")
         if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
     return tuple(int(s) for s in size)
 
@@ -63,8 +70,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     dtype = dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
         array = data._data
-    elif isinstance(data, np.ndarray):
-        array = data
+    elif isinstance(data, (np.ndarray, np.generic)):
+        array = np.asarray(data)
     else:
         array = np.asarray(_scan(data))
         if array.dtype == object:
@@ -96,31 +103,37 @@ def from_numpy(array):
     return Tensor._wrap(array, dtypes.from_numpy_dtype(array.dtype))
 
 
-def _filled(size, fill, dtype, device, requires_grad):
+def _filled(shape, fill, dtype, device, requires_grad):
     dtype = dtypes.to_dtype(dtype) or dtypes.get_default_dtype()
-    return _finish(np.full(_size(size), fill, dtype=dtype.numpy), dtype, device, requires_grad)
+    return _finish(np.full(shape, fill, dtype=dtype.numpy), dtype, device, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(size, 0, dtype, device, requires_grad)
+    return _filled(_size(size, "zeros"), 0, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(size, 1, dtype, device, requires_grad)
+    return _filled(_size(size, "ones"), 1, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     dtype = dtypes.to_dtype(dtype) or dtypes.get_default_dtype()
-    return _finish(np.empty(_size(size), dtype=dtype.numpy), dtype, device, requires_grad)
+    return _finish(np.empty(_size(size, "empty"), dtype=dtype.numpy), dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
-    return _filled((size,), fill_value, dtype, device, requires_grad)
+    return _filled(_size((size,), "full"), fill_value, dtype, device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    for name, value in (("n", n), ("m", m)):
+        if value is not None and value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     dtype = dtypes.to_dtype(dtype) or dtypes.get_default_dtype()
     return _finish(np.eye(n, m, dtype=dtype.numpy), dtype, device, requires_grad)
 
@@ -130,6 +143,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         start, end = 0, start
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
@@ -139,27 +154,47 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     dtype = dtypes.to_dtype(dtype) or dtypes.get_default_dtype()
     return _finish(np.linspace(start, end, steps).astype(dtype.numpy), dtype, device, requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False):
     dtype = dtypes.to_dtype(dtype) or dtypes.get_default_dtype()
-    data = _generator.random(_size(size), dtype=dtype.numpy)
+    shape = _size(size, "rand")
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for "
+                                  f"'{dtype.tensor_type[:-6]}'")
+    data = _generator.random(shape, dtype=dtype.numpy)
     return _finish(data, dtype, device, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False):
     dtype = dtypes.to_dtype(dtype) or dtypes.get_default_dtype()
-    data = _generator.standard_normal(_size(size), dtype=dtype.numpy)
+    shape = _size(size, "randn")
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                  f"'{dtype.tensor_type[:-6]}'")
+    data = _generator.standard_normal(shape, dtype=dtype.numpy)
     return _finish(data, dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
-    if high is None:
-        low, high = 0, low
+def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False):
+    """``randint(high, size)`` or ``randint(low, high, size)``, as in PyTorch."""
+    if size is None:
+        if not isinstance(high, (tuple, list)):
+            raise TypeError("randint(): argument 'size' (position 2) must be tuple of ints, not "
+                            f"{type(high).__name__}")
+        low, high, size = 0, low, high
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={low} >= to={high}")
     dtype = dtypes.to_dtype(dtype) or dtypes.int64
-    data = _generator.integers(low, high, size=_size((size,))).astype(dtype.numpy)
+    data = _generator.integers(low, high, size=_size((size,), "randint")).astype(dtype.numpy)
     return _finish(data, dtype, device, requires_grad)
 
 

@@ -1,5 +1,6 @@
 """The Tensor: a raw backend array (a view over a shared storage) plus the
 autograd state around it."""
+import warnings
 import weakref
 
 import numpy as np
@@ -10,6 +11,16 @@ from .autograd.graph import AccumulateGrad, Node
 from .autograd.version_counter import VersionCounter
 from .backends import cpu
 from .device import device as _device
+
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information.")
+_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
 
 class Size(tuple):
@@ -112,6 +123,12 @@ class Tensor:
 
     def stride(self, dim=None):
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if self._data.size == 0 and not any(strides):  # NumPy's fresh empty arrays: PyTorch's
+            strides, step = [], 1                      # contiguous strides (sizes of 0 count as 1)
+            for n in reversed(self._data.shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+            strides = tuple(strides)
         return strides if dim is None else strides[self._dim(dim)]
 
     def storage_offset(self):
@@ -148,14 +165,18 @@ class Tensor:
 
     # ------------------------------------------------------------- conversions
     def numpy(self):
-        if self.requires_grad:
+        if self.requires_grad and grad_mode.is_grad_enabled():  # allowed under no_grad, as PyTorch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         return self._backend.to_numpy(self._data) if self._backend is not cpu else self._data
 
     def __array__(self, dtype=None, copy=None):
         array = self.numpy()
-        return array if dtype is None else array.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return array.astype(dtype)
+        return array.copy() if copy else array  # np.array(t) must not alias t
 
     def item(self):
         if self._data.size != 1:
@@ -165,11 +186,20 @@ class Tensor:
     def tolist(self):
         return self._data.tolist()
 
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.reshape(-1)[0].item()
+
     def __float__(self):
-        return float(self.item())
+        if self.requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
 
     def __index__(self):
         if self.dtype.is_floating_point or self._data.size != 1:
@@ -178,7 +208,8 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            which = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {which} is ambiguous")
         return bool(self.item())
 
     def __len__(self):
@@ -208,17 +239,12 @@ class Tensor:
         """The base (or another view of it) was modified in place: re-derive
         this view's history from the base's current history."""
         base = self._base
-        self._view_version = self._version_counter.value
         if self._grad_fn is None and not base.requires_grad:
+            self._view_version = self._version_counter.value
             return
-        if self._view_no_grad:
-            raise RuntimeError(
-                "A view was created in no_grad mode and its base or another view of its base "
-                "has been modified inplace with grad mode enabled. Given that this use case is "
-                "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-                "both the view and the inplace either both inside the no_grad block (if you "
-                "don't want the inplace to be tracked) or both outside (if you want the inplace "
-                "to be tracked).")
+        if self._view_no_grad:  # raised on every access, as in PyTorch
+            raise no_grad_view_error(self, "its base or another view of its base has been")
+        self._view_version = self._version_counter.value
         self._grad_fn = ViewOfBaseBackward(base, self._view_fn)
 
     @property
@@ -250,6 +276,8 @@ class Tensor:
 
     @property
     def grad(self):
+        if self._grad is None and not self._retains_grad and not self.is_leaf:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -258,8 +286,20 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_C_NAMES[value.dtype.name]}' to "
+                    f"a tensor with grad_dtype '{_TYPE_NAMES[self.dtype.name]}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. "
+                    "Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
+                    "may break downstream systems that assume they match.")
             if value.shape != self.shape:
-                raise RuntimeError(f"assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' "
+                                   f"to a tensor of size '{list(self.shape)}'. Please ensure that "
+                                   "the gradient and the tensor are the same size")
         self._grad = value
 
     @property
@@ -289,10 +329,14 @@ class Tensor:
         return _RemovableHandle(hooks, hook)
 
     def _gradient_edge(self):
-        """The node a gradient for this tensor flows into."""
+        """The node a gradient for this tensor flows into; None for a view made
+        in no_grad mode (it reports its base's requires_grad but, as in PyTorch,
+        has neither history nor an accumulator of its own)."""
         fn = self.grad_fn
         if fn is not None:
             return fn
+        if not self._requires_grad:
+            return None
         acc = self._grad_accumulator() if self._grad_accumulator is not None else None
         if acc is None:
             acc = AccumulateGrad(self)
@@ -341,9 +385,25 @@ class Tensor:
     def data(self, other):
         if not isinstance(other, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(other).__name__}")
+        if self.requires_grad and not other.dtype.is_floating_point:
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         self._data = other._data
         self.dtype = other.dtype
         self._backend = other._backend
+
+
+def no_grad_view_error(view, modified):
+    """PyTorch's error for an in-place write that involves a view made in
+    no_grad mode (``modified``: "is being" or "its base or ... has been")."""
+    fn = view._grad_fn
+    prefix = ("A view was created in" if fn is None else
+              f"Output 0 of {fn.op_name} is a view of a view which was created in")
+    return RuntimeError(
+        f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled. Given that "
+        "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+        "moving both the view and the inplace either both inside the no_grad block (if you don't "
+        "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def _address(array):

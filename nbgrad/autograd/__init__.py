@@ -10,27 +10,41 @@ def _as_tuple(x):
 
 
 def _root_gradients(outputs, grad_outputs):
-    """Check the outputs and build the gradients that start backward."""
-    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs"
-                           if not grad_outputs else
-                           f"got {len(grad_outputs)} gradients for {len(outputs)} outputs")
-    roots, grads = [], []
+    """Check the outputs and build the gradients that start backward, in
+    PyTorch's order: each given pair first (extra gradients are ignored), then
+    the count, then whether every output requires grad."""
+    from ..tensor import Tensor
+
+    grad_outputs = _as_tuple(grad_outputs)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if not out.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
+            if not out.requires_grad:
+                grads.append(None)
+                continue
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             data = out._backend.full(out._data.shape, 1, out.dtype.numpy)
-        else:
+        elif isinstance(g, Tensor):
             if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape!r} and output[{i}] has a shape of {out.shape!r}.")
             data = g._data
-        roots.append(out._gradient_edge())
+            if data.dtype != out.dtype.numpy:  # the engine works in each tensor's own dtype
+                data = out._backend.cast(data, out.dtype.numpy)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         grads.append(data)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    roots = []
+    for i, out in enumerate(outputs):
+        edge = out._gradient_edge() if out.requires_grad else None
+        if edge is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(edge)
     return roots, grads
 
 
@@ -49,6 +63,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         run_backward(roots, grads, bool(retain_graph))
         return
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    for t in inputs:
+        if not t.requires_grad:  # PyTorch's wording: backward(inputs=) retains their grads
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     captured = _run_captured(roots, grads, bool(retain_graph), inputs)
     for t, g in zip(inputs, captured):
         if g is not None:
@@ -61,10 +80,10 @@ def _run_captured(roots, grads, retain_graph, inputs):
     for t in inputs:
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    edges = [t._gradient_edge() for t in inputs]
-    capture = dict.fromkeys(edges)
+    edges = [t._gradient_edge() for t in inputs]  # None: a view made in no_grad mode
+    capture = dict.fromkeys(e for e in edges if e is not None)
     run_backward(roots, grads, retain_graph, capture=capture)
-    return [capture[e] for e in edges]
+    return [None if e is None else capture[e] for e in edges]
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -78,11 +97,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     roots, grads = _root_gradients(outputs, grad_outputs)
     captured = _run_captured(roots, grads, bool(retain_graph), inputs)
     result = []
-    for t, g in zip(inputs, captured):
+    for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used "
-                                   "in the graph. Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
             result.append(None)
         else:
             result.append(Tensor._wrap(t._backend.copy(g), t.dtype, t._backend))

@@ -4,6 +4,10 @@ Broadcasting and dtype promotion are undone here, once, for every node: a node
 returns gradients in the shape of its output and the engine reduces each to the
 shape (and casts to the dtype) of the input it belongs to.
 """
+import heapq
+import itertools
+
+from ..dtypes import from_numpy_dtype
 from .graph import AccumulateGrad
 
 
@@ -58,6 +62,21 @@ def _shape_gradient(grad, meta):
     return grad
 
 
+def _check_hook_result(hook, grad, result):
+    """PyTorch's checks on what a tensor hook returns."""
+    from ..tensor import Tensor
+
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if result._data.dtype != grad.dtype:
+        was, got = (from_numpy_dtype(a.dtype).tensor_type for a in (grad, result._data))
+        raise RuntimeError(f"hook '{name}' has changed the type of value "
+                           f"(was nbgrad.{was} got nbgrad.{got})")
+    if result._data.shape != grad.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+
+
 def _run_pre_hooks(node, grad):
     from ..tensor import Tensor  # hooks see Tensors; the engine itself does not need them
 
@@ -66,6 +85,7 @@ def _run_pre_hooks(node, grad):
         for hook in list(hooks):
             result = hook(Tensor._wrap(grad))
             if result is not None:
+                _check_hook_result(hook, grad, result)
                 grad = result._data
     retained = node.retained and node.retained()
     if retained is not None:
@@ -85,11 +105,16 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
     buffers = {}
     for node, grad in zip(roots, root_grads):
         buffers[node] = buffers[node] + grad if node in buffers else grad
-    ready = [node for node in dict.fromkeys(roots) if deps.get(node, 0) == 0]
+    # Ready nodes run latest-made first (PyTorch's order: it decides, for
+    # instance, which error a graph with several problems reports).
+    order = itertools.count()
+    ready = [(-node.sequence_nr, next(order), node) for node in dict.fromkeys(roots)
+             if deps.get(node, 0) == 0]
+    heapq.heapify(ready)
     released = []
     try:
         while ready:
-            node = ready.pop()
+            node = heapq.heappop(ready)[2]
             grad = buffers.pop(node, None)
             if useful is not None and node not in useful:
                 grads = ()
@@ -116,7 +141,7 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
                     buffers[nxt] = g if previous is None else node.input_meta[i].backend.add(previous, g)
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
-                    ready.append(nxt)
+                    heapq.heappush(ready, (-nxt.sequence_nr, next(order), nxt))
     finally:
         # Free saved tensors only of nodes that ran, as PyTorch does.
         for node in released:

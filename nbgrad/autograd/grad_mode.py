@@ -1,5 +1,6 @@
 """Thread-local grad mode: ``no_grad``, ``enable_grad``, ``set_grad_enabled``."""
 import functools
+import inspect
 import threading
 
 
@@ -28,9 +29,35 @@ class _GradModeContext:
         return False
 
     def __call__(self, fn):
+        make = functools.partial(self.__class__, *self._args())
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def generator(*args, **kwargs):
+                # Each step of the generator runs in the mode, as in PyTorch.
+                gen = fn(*args, **kwargs)
+                try:
+                    with make():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with make():
+                                gen.close()
+                            raise
+                        except BaseException as error:
+                            with make():
+                                response = gen.throw(error)
+                        else:
+                            with make():
+                                response = gen.send(request)
+                except StopIteration as stop:
+                    return stop.value
+            return generator
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args()):
+            with make():
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -38,11 +65,20 @@ class _GradModeContext:
         return ()
 
 
-class no_grad(_GradModeContext):
+class _NoParamDecorator(_GradModeContext):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecorator):
     mode = False
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_NoParamDecorator):
     mode = True
 
 

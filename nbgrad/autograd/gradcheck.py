@@ -15,16 +15,16 @@ def _jacobians(func, inputs, outputs, eps):
     out_sizes = [o.numel() for o in outputs]
     numerical = []
     for t in diff_inputs:
-        flat = t._data.reshape(-1)  # a view: perturb in place, restore after
-        jac = np.zeros((sum(out_sizes), flat.size))
-        for j in range(flat.size):
-            original = flat[j]
+        data = t._data  # perturbed in place (any layout), restored after
+        jac = np.zeros((sum(out_sizes), data.size))
+        for j, index in enumerate(np.ndindex(data.shape)):  # C order, as reshape(-1) below
+            original = data[index]
             with no_grad():
-                flat[j] = original + eps
+                data[index] = original + eps
                 plus = [o._data.reshape(-1).astype(np.float64) for o in _outputs(func(*inputs))]
-                flat[j] = original - eps
+                data[index] = original - eps
                 minus = [o._data.reshape(-1).astype(np.float64) for o in _outputs(func(*inputs))]
-            flat[j] = original
+            data[index] = original
             jac[:, j] = np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
         numerical.append(jac)
     analytical = [np.zeros_like(j) for j in numerical]
@@ -59,10 +59,13 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
                                  f"got {t.dtype}")
     outputs = [o for o in _outputs(func(*inputs)) if o.requires_grad]
     numerical, analytical = _jacobians(func, inputs, outputs, eps)
-    for i, (n, a) in enumerate(zip(numerical, analytical)):
-        if not np.allclose(a, n, rtol=rtol, atol=atol):
-            if not raise_exception:
-                return False
-            raise GradcheckError(f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                                 f"numerical:{n}\nanalytical:{a}\n")
+    rows = np.cumsum([0] + [o.numel() for o in outputs])
+    for k in range(len(outputs)):  # PyTorch's order and wording: per output, per input
+        for i, (n, a) in enumerate(zip(numerical, analytical)):
+            n, a = n[rows[k]:rows[k + 1]], a[rows[k]:rows[k + 1]]
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(f"Jacobian mismatch for output {k} with respect to "
+                                     f"input {i},\nnumerical:{n}\nanalytical:{a}\n")
     return True

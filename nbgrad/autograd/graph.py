@@ -5,6 +5,8 @@ backward step costs no Tensor bookkeeping. Each node has one output and, per
 input, an edge (the input's node, or None when it needs no gradient) and the
 input's metadata, which the engine uses to undo broadcasting and casting.
 """
+import itertools
+import math
 import weakref
 
 _SECOND_BACKWARD = (
@@ -18,6 +20,9 @@ _SECOND_BACKWARD = (
 def describe(shape, dtype):
     """PyTorch's way of naming a tensor in errors: ``[nbgrad.FloatTensor [2, 3]]``."""
     return f"[nbgrad.{dtype.tensor_type} [{', '.join(map(str, shape))}]]"
+
+
+_SEQUENCE = itertools.count()
 
 
 class InputMeta:
@@ -34,7 +39,8 @@ class InputMeta:
 class SavedTensor:
     """A tensor value saved for backward, checked against its version counter."""
 
-    __slots__ = ("data", "counter", "version", "tensor_ref", "op_name", "shape", "dtype")
+    __slots__ = ("data", "counter", "version", "tensor_ref", "op_name", "had_history", "shape",
+                 "dtype")
 
     def __init__(self, tensor, output_of=None):
         self.data = tensor._data
@@ -42,22 +48,40 @@ class SavedTensor:
         self.version = self.counter.value
         self.shape = tensor._data.shape
         self.dtype = tensor.dtype
-        # A saved output must not hold its own node (a cycle); remember its name.
-        self.tensor_ref = weakref.ref(tensor)
+        # A saved output must not hold its own node (a cycle): errors name the
+        # node that saved it, as PyTorch does. A saved input is named by its
+        # current history, read through a weak reference while it lives.
         self.op_name = output_of
+        self.tensor_ref = None
+        self.had_history = False
+        if output_of is None:
+            self.tensor_ref = weakref.ref(tensor)
+            fn = tensor._grad_fn
+            if fn is not None:
+                self.had_history = True
+                # Should it die first: a stale view is re-derived from its base (AsStrided).
+                self.op_name = "AsStrided" if tensor._base is not None else fn.op_name
 
     def unpack(self):
         if self.data is None:
             raise RuntimeError(_SECOND_BACKWARD)
+        producer = self.op_name
+        tensor = self.tensor_ref() if self.tensor_ref is not None else None
+        if tensor is not None:
+            # As PyTorch's unpack, read the saved input's current history first (a stale
+            # view is re-derived here, and one made in no_grad mode raises).
+            fn = tensor.grad_fn
+            if self.had_history and fn is None:
+                raise RuntimeError(
+                    "Trying to use a saved tensor that has been detached in-place, i.e. with "
+                    ".detach_().This is not supported, please use out-of-place `.detach()` "
+                    "instead")
+            producer = fn.op_name if fn is not None else None
         if self.counter.value != self.version:
-            raise RuntimeError(self._stale_message())
+            raise RuntimeError(self._stale_message(producer))
         return self.data
 
-    def _stale_message(self):
-        tensor = self.tensor_ref()
-        producer = self.op_name
-        if tensor is not None and tensor._grad_fn is not None:
-            producer = tensor._grad_fn.op_name
+    def _stale_message(self, producer):
         which = f", which is output 0 of {producer}," if producer else ""
         message = (
             "one of the variables needed for gradient computation has been modified by an "
@@ -76,24 +100,24 @@ class SavedTensor:
 class Node:
     """A backward function. Subclasses set ``op_name`` and implement ``backward``."""
 
-    __slots__ = ("next_edges", "input_meta", "saved", "pre_hooks", "retained", "__weakref__")
+    __slots__ = ("next_edges", "input_meta", "saved", "pre_hooks", "retained", "sequence_nr",
+                 "__weakref__")
     op_name = "Node"
 
     def __init__(self, inputs):
         edges = []
         metas = []
         for t in inputs:
-            if getattr(t, "requires_grad", False):
-                edges.append(t._gradient_edge())
-                metas.append(InputMeta(t))
-            else:
-                edges.append(None)
-                metas.append(None)
+            edge = t._gradient_edge() if getattr(t, "requires_grad", False) else None
+            edges.append(edge)
+            metas.append(None if edge is None else InputMeta(t))
         self.next_edges = edges
         self.input_meta = metas
         self.saved = ()
         self.pre_hooks = None
         self.retained = None
+        # Among nodes ready to run, the engine runs the latest made first (as PyTorch's).
+        self.sequence_nr = next(_SEQUENCE)
 
     def save(self, *tensors, output_of=None):
         """Save tensors (None allowed) for backward; returns nothing, read with ``saved_values``."""
@@ -145,11 +169,16 @@ class AccumulateGrad(Node):
         self.saved = ()
         self.pre_hooks = None
         self.retained = None
+        self.sequence_nr = math.inf  # accumulate as soon as ready, as PyTorch does
         self.variable = variable
 
     def name(self):
         return "AccumulateGrad"
 
     def backward(self, grad):
-        self.variable._accumulate_grad(grad)
+        variable = self.variable
+        if variable._grad_fn is not None:  # it was a leaf when the graph was built
+            raise RuntimeError("leaf variable has been moved into the graph interior")
+        if variable.requires_grad:  # not after requires_grad_(False) or detach_(), as PyTorch
+            variable._accumulate_grad(grad)
         return ()

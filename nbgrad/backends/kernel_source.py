@@ -17,6 +17,7 @@ import tempfile
 import types
 
 import numba
+import numpy as np
 
 from .. import __version__
 
@@ -45,15 +46,30 @@ def _called_functions(fn):
             yield name, value
 
 
+_CONSTANT_TYPES = (int, float, complex, str, bytes, type(None), np.generic)
+
+
+def _global_constants(fn):
+    """The values of the plain constants (numbers, strings) a scalar function
+    reads by global name: Numba freezes them into the machine code."""
+    for name in fn.__code__.co_names:
+        value = fn.__globals__.get(name)
+        if isinstance(value, _CONSTANT_TYPES) or (
+                isinstance(value, tuple) and all(isinstance(v, _CONSTANT_TYPES) for v in value)):
+            yield f"{name}={value!r}"
+
+
 def function_fingerprint(fn, _seen=None):
-    """Identify a scalar function by its code, constants, closure and the
-    functions it calls, recursively (Numba itself would not notice those change)."""
+    """Identify a scalar function by its code, constants, closure, the global
+    constants it reads and the functions it calls, recursively (Numba itself
+    would not notice those change)."""
     seen = set() if _seen is None else _seen
     seen.add(fn)
     code = fn.__code__
     parts = [code.co_code, repr(code.co_consts).encode(), repr(code.co_names).encode()]
     if fn.__closure__:
         parts.append(repr([c.cell_contents for c in fn.__closure__]).encode())
+    parts.extend(c.encode() for c in _global_constants(fn))
     for name, callee in _called_functions(fn):
         if callee not in seen:
             parts.append(name.encode() + function_fingerprint(callee, seen).encode())

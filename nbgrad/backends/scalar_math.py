@@ -11,24 +11,34 @@ Public API (all plain Python functions, meant to be jitted by the caller)::
     exp_f32, ..., cos_f32 / exp_f64, ..., cos_f64           # fixed dtype
 
 * Generic ``f(x)`` dispatches on the Numba type of ``x`` (float32 / float64;
-  integers and bools go through float64, as NumPy does) via an
-  ``overload(..., inline="always")``.  Use it either as
-  ``numba.njit(inline="always")(sm.exp)`` or call ``sm.exp`` directly from
-  jitted code; ``numba.cuda.jit(device=True)(sm.exp)`` works the same way.
-  Called from the interpreter it falls back to the NumPy ufunc.
-* ``f_f32`` / ``f_f64`` are the implementations; they need no dispatch and
-  are the safest choice for code generators.  They only run jitted.
+  integers and bools go through float64, as NumPy does) via ``overload``.
+  Use it as ``numba.njit(inline="always")(sm.exp)``, call ``sm.exp``
+  directly from jitted code, or ``numba.cuda.jit(device=True)(sm.exp)``.
+  Called from the interpreter (e.g. the CUDA simulator) it falls back to the
+  NumPy ufunc.
+* ``f_f32`` / ``f_f64`` are the implementations, with no dispatch.  They only
+  run jitted (``_fma`` has no interpreter version).
 
 Type discipline: every float32 implementation uses float32 constants only
 (module-level ``np.float32`` globals) and never mixes in Python int/float
 literals, which would silently promote to float64 in Numba.  ``_fma`` refuses
 mixed operand types, so such a slip is a typing error rather than a slowdown.
 
-Accuracy (see tests/backends/test_scalar_math.py): ~1-2 ulp against a
-correctly rounded reference, full IEEE edge behaviour (inf, nan, signed zero,
-overflow, gradual underflow, denormal inputs).  Polynomial coefficients are
-weighted minimax (Remez, relative error, mpmath at 80 digits) fits, rounded to
-the working precision; the fit interval is noted at each set.
+Accuracy, worst error in ulps against the exact result (float32: all 2**32
+inputs; float64: ~2e7 samples against long double), see
+tests/backends/test_scalar_math.py:
+
+    float32  exp 0.98  expm1 1.44  log 0.83  log1p 0.83  tanh 1.50
+             sigmoid 2.40  sin 2.23  cos 2.32  (sin/cos 1.49 for |x| <= 1e5)
+    float64  exp 0.97  expm1 1.82  log 0.83  log1p 0.81  tanh 2.54
+             sigmoid 2.33  sin 1.50  cos 1.49  (relative error <= 3.5e-16)
+
+with IEEE edge behaviour as NumPy: inf/nan propagation, signed zeros,
+overflow to inf, gradual underflow, denormal inputs.  sin/cos are accurate
+for |x| <= 2**22 (float32) / 2**42 (float64) and return nan beyond.
+Polynomial coefficients are weighted minimax fits (Remez on relative error,
+mpmath at 80 digits) rounded to the working precision; the fit interval is
+noted at each set.
 
 Building blocks:
 * ``_fma`` emits ``llvm.fma`` (one rounding): exact Cody-Waite products with
@@ -52,6 +62,7 @@ __all__ = [
     "sigmoid_f32", "sin_f32", "cos_f32",
     "exp_f64", "expm1_f64", "log_f64", "log1p_f64", "tanh_f64",
     "sigmoid_f64", "sin_f64", "cos_f64",
+    "TRIG_LIMIT_F32", "TRIG_LIMIT_F64",
 ]
 
 _f32 = np.float32
@@ -59,10 +70,16 @@ _f64 = np.float64
 _i32 = np.int32
 _i64 = np.int64
 
+# sin/cos are accurate for |x| up to these and return nan beyond them.
+TRIG_LIMIT_F32 = 2.0 ** 22
+TRIG_LIMIT_F64 = 2.0 ** 42
+
 # ``register_jitable`` keeps the plain function but lets other jitted code
-# call it; ``inline="always"`` inlines at the Numba IR level so LLVM sees one
-# flat loop body regardless of its own inlining heuristics.
-_jitable = register_jitable(inline="always")
+# call it.  No ``inline="always"``: numba-cuda 0.30 mistypes IR-inlined
+# generic overloads (arguments become ``omitted``), and LLVM / NVVM inline
+# these small helpers anyway (checked by the tests: vectorized loops, no
+# calls left in the PTX).
+_jitable = register_jitable
 
 
 @intrinsic
@@ -72,6 +89,18 @@ def _fma(typingctx, a, b, c):
         def codegen(context, builder, sig, args):
             return builder.fma(*args)
         return a(a, b, c), codegen
+    return None
+
+
+@intrinsic
+def _div(typingctx, a, b):
+    """IEEE a / b.  Numba's ``/`` checks for a zero divisor and raises
+    ZeroDivisionError under the default error model; that branch stops the
+    loop from vectorizing in a plain ``njit`` kernel."""
+    if isinstance(a, types.Float) and a == b:
+        def codegen(context, builder, sig, args):
+            return builder.fdiv(*args)
+        return a(a, b), codegen
     return None
 
 
@@ -105,6 +134,8 @@ _EXP32_LO = _f32(-104.5)
 # expm1: below -18 the result rounds to -1; 2**(k-1) then stays normal.
 _EM1_32_LO = _f32(-18.0)
 _EM1_32_HI = _f32(89.0)
+_EM1_32_EXACT_LO = _f32(-24.0)        # 2**(k-1) - 1/2 exact for -24 < k < 25
+_EM1_32_EXACT_HI = _f32(25.0)
 
 # Q(r) = (e**r - 1 - r) / r**2 on |r| <= 0.3467, relative error of
 # r + r**2 Q below 2**-28.8 after rounding the coefficients.
@@ -119,7 +150,8 @@ _EXPQ32_5 = _f32(1.984588307e-04)
 # log1p(f) = f - f**2/2 + f**3 P(f), relative error below 2**-28.2.
 _SQRTH32_BITS = _i32(0x3F3504F3)       # bits of RN(sqrt(0.5))
 _MIN_NORMAL32 = _f32(1.1754943508222875e-38)
-_TWO_P23_32 = _f32(8388608.0)
+_TWO_P23_32 = _f32(8388608.0)           # scales denormals up to normal
+_SUB32_EXP = _i32(23)
 _LOGP32_0 = _f32(3.333331347e-01)
 _LOGP32_1 = _f32(-2.500000894e-01)
 _LOGP32_2 = _f32(2.000211924e-01)
@@ -132,6 +164,14 @@ _LOGP32_8 = _f32(6.746641546e-02)
 
 # tanh(9.5) rounds to 1 in float32; clamping keeps expm1 finite.
 _TANH32_SAT = _f32(9.5)
+# |x| < 0.625: tanh(x) = x + x**3 T(x**2), relative error below 2**-27.
+# (expm1(2x) / (expm1(2x) + 2) alone is ~2.2 ulp there.)
+_TANH32_SMALL = _f32(0.625)
+_TANH32_0 = _f32(-3.333329260e-01)
+_TANH32_1 = _f32(1.333154142e-01)
+_TANH32_2 = _f32(-5.373862386e-02)
+_TANH32_3 = _f32(2.061599679e-02)
+_TANH32_4 = _f32(-5.664775148e-03)
 
 # sin/cos: j = round(x * 2/pi), r = x - j*pi/2 with a three-part split of
 # pi/2 (72 bits) using FMA, exact for the first two steps.
@@ -139,16 +179,21 @@ _2_OVER_PI32 = _f32(0.6366197723675814)
 _NPIO2_1_32 = _f32(-1.5707963705062866)
 _NPIO2_2_32 = _f32(4.371138828673793e-08)
 _NPIO2_3_32 = _f32(1.7151245100059206e-15)
-# Above this the reduction (and the shifter) lose accuracy -> libm fallback.
-_TRIG32_LIMIT = _f32(1.0e5)
-# sin(r) = r + r**3 S(r**2), cos(r) = 1 - r**2/2 + r**4 C(r**2),
-# |r| <= pi/4 * 1.0001; relative errors below 2**-26.8 and 2**-29.9.
-_SIN32_0 = _f32(-1.666665524e-01)
-_SIN32_1 = _f32(8.332100697e-03)
-_SIN32_2 = _f32(-1.950389560e-04)
-_COS32_0 = _f32(4.166665301e-02)
-_COS32_1 = _f32(-1.388765406e-03)
-_COS32_2 = _f32(2.446377039e-05)
+# Fast-path domain |x| <= 2**22.  RN(2/pi) is off by 4e-8 relative, so j can
+# miss round(x*2/pi) by one near the limit and |r| reaches 0.955: the
+# polynomials are fitted on |r| <= 0.96.  Beyond the limit the reduction
+# breaks down; see sin_f32.
+_TRIG32_LIMIT = _f32(TRIG_LIMIT_F32)
+# sin(r) = r + r**3 S(r**2), cos(r) = 1 - r**2/2 + r**4 C(r**2);
+# relative errors below 2**-27.1 and 2**-28.9 (rounded coefficients).
+_SIN32_0 = _f32(-1.666666716e-01)
+_SIN32_1 = _f32(8.333319798e-03)
+_SIN32_2 = _f32(-1.983680559e-04)
+_SIN32_3 = _f32(2.698571052e-06)
+_COS32_0 = _f32(4.166666791e-02)
+_COS32_1 = _f32(-1.388887758e-03)
+_COS32_2 = _f32(2.479786053e-05)
+_COS32_3 = _f32(-2.708031559e-07)
 
 # --------------------------------------------------------------------------
 # float64 constants
@@ -177,6 +222,8 @@ _EXP64_HI = _f64(709.8)
 _EXP64_LO = _f64(-745.2)
 _EM1_64_LO = _f64(-40.0)
 _EM1_64_HI = _f64(709.8)
+_EM1_64_EXACT_LO = _f64(-53.0)
+_EM1_64_EXACT_HI = _f64(54.0)
 
 # Q(r) as for float32, degree 10; relative error below 2**-61.
 _EXPQ64_0 = _f64(0.5)
@@ -197,6 +244,7 @@ _EXPQ64_10 = _f64(2.0875329673298286e-09)
 _SQRTH64_BITS = _i64(0x3FE6A09E667F3BCD)
 _MIN_NORMAL64 = _f64(2.2250738585072014e-308)
 _TWO_P54_64 = _f64(18014398509481984.0)
+_SUB64_EXP = _i64(54)
 _LOGR64_0 = _f64(0.666666666666671)
 _LOGR64_1 = _f64(0.39999999999519825)
 _LOGR64_2 = _f64(0.28571428729284787)
@@ -211,20 +259,21 @@ _2_OVER_PI64 = _f64(0.6366197723675814)
 _NPIO2_1_64 = _f64(-1.5707963267948966)
 _NPIO2_2_64 = _f64(-6.123233995736766e-17)
 _NPIO2_3_64 = _f64(1.4973849048591698e-33)
-_TRIG64_LIMIT = _f64(1.0e12)
-# sin/cos on |r| <= pi/4 * 1.0001; relative errors below 2**-56 / 2**-60.
+# Fast-path domain |x| <= 2**42 (|r| <= 0.7857 there); fitted on |r| <= 0.786,
+# relative errors below 2**-56.2 / 2**-60.9 (rounded coefficients).
+_TRIG64_LIMIT = _f64(TRIG_LIMIT_F64)
 _SIN64_0 = _f64(-0.1666666666666664)
-_SIN64_1 = _f64(0.008333333333323662)
-_SIN64_2 = _f64(-0.00019841269830144393)
-_SIN64_3 = _f64(2.755731365185318e-06)
-_SIN64_4 = _f64(-2.505073457106949e-08)
-_SIN64_5 = _f64(1.5894710581634463e-10)
+_SIN64_1 = _f64(0.008333333333323598)
+_SIN64_2 = _f64(-0.00019841269830085073)
+_SIN64_3 = _f64(2.755731362959632e-06)
+_SIN64_4 = _f64(-2.505073091821452e-08)
+_SIN64_5 = _f64(1.589449261066331e-10)
 _COS64_0 = _f64(0.04166666666666665)
-_COS64_1 = _f64(-0.001388888888888284)
-_COS64_2 = _f64(2.4801587294628004e-05)
-_COS64_3 = _f64(-2.7557315738613277e-07)
-_COS64_4 = _f64(2.0875897738682843e-09)
-_COS64_5 = _f64(-1.1367981880469046e-11)
+_COS64_1 = _f64(-0.0013888888888882798)
+_COS64_2 = _f64(2.480158729459089e-05)
+_COS64_3 = _f64(-2.755731572468786e-07)
+_COS64_4 = _f64(2.087589545319033e-09)
+_COS64_5 = _f64(-1.136784550115248e-11)
 
 
 # ==========================================================================
@@ -267,25 +316,36 @@ def expm1_f32(x):
     r = _fma(kf, _NLN2_HI32, xc)
     r = _fma(kf, _NLN2_LO32, r)
     em = _expm1_reduced_f32(r)
-    # e**x - 1 = 2 * (2**(k-1) * em + (2**(k-1) - 1/2)); 2**(k-1) is normal
-    # for k in [-26, 128], and the final doubling overflows to inf cleanly.
+    # e**x - 1 = 2 * (2**(k-1) * (1 + em) - 1/2), with 2**(k-1) normal for
+    # k in [-26, 128]; the final doubling overflows to inf cleanly.  While
+    # 2**(k-1) - 1/2 is exact (|k| small) fold it in first so em keeps its
+    # low bits; otherwise subtract 1/2 last, where it barely matters.
     k = _f32(t).view(_i32) - _SHIFT32_BITS
     s = _i32((k - 1 + _EXP32_BIAS) << _MANT32_BITS).view(_f32)
-    y = _fma(s, em, s - _HALF32)
+    near = (kf > _EM1_32_EXACT_LO) & (kf < _EM1_32_EXACT_HI)
+    y = _fma(s, em, s - _HALF32) if near else _fma(s, em, s) - _HALF32
     y = y + y
     return x if x == _ZERO32 else y         # keeps -0.0
 
 
 @_jitable
-def _log_finite_f32(x):
-    """log(x) for finite x > 0 (denormals included); garbage otherwise."""
+def _log_reduce_f32(x):
+    """(e, f) with x = 2**e (1 + f), 1 + f in [sqrt(.5), sqrt(2)).
+
+    For finite x > 0, denormals included; garbage otherwise."""
     sub = x < _MIN_NORMAL32
     xs = x * _TWO_P23_32 if sub else x
-    ix = _f32(xs).view(_i32) - _SQRTH32_BITS
-    e = (ix >> _MANT32_BITS) - (_MANT32_BITS if sub else _i32(0))
+    # Numba widens int32 arithmetic to int64; truncating each step keeps
+    # the vector code in 32-bit lanes.
+    ix = _i32(_f32(xs).view(_i32) - _SQRTH32_BITS)
+    e = _i32(_i32(ix >> _MANT32_BITS) - (_SUB32_EXP if sub else _i32(0)))
     m = _i32((ix & _MANT32_MASK) + _SQRTH32_BITS).view(_f32)
-    f = m - _ONE32                          # in [-0.293, 0.414], exact
-    ef = _f32(_i32(e))
+    return _f32(e), m - _ONE32              # m - 1 is exact
+
+
+@_jitable
+def _log_kernel_f32(ef, f, c):
+    """e*ln2 + log1p(f) + c for the reduced f and a small correction c."""
     p = _fma(f, _LOGP32_8, _LOGP32_7)
     p = _fma(p, f, _LOGP32_6)
     p = _fma(p, f, _LOGP32_5)
@@ -295,14 +355,15 @@ def _log_finite_f32(x):
     p = _fma(p, f, _LOGP32_1)
     p = _fma(p, f, _LOGP32_0)
     z = f * f
-    y = _fma(f * z, p, ef * _LN2_LO32)
+    y = _fma(f * z, p, _fma(ef, _LN2_LO32, c))
     y = _fma(z, -_HALF32, y)
     return _fma(ef, _LN2_HI32, f + y)
 
 
 @_jitable
 def log_f32(x):
-    y = _log_finite_f32(x)
+    ef, f = _log_reduce_f32(x)
+    y = _log_kernel_f32(ef, f, _ZERO32)
     y = x if x == _INF32 else y
     return y if x > _ZERO32 else (_NINF32 if x == _ZERO32 else _NAN32 + x)
 
@@ -310,11 +371,17 @@ def log_f32(x):
 @_jitable
 def log1p_f32(x):
     u = _ONE32 + x
-    y = log_f32(u)
-    # u = 1 + x lost the low bits of x; add them back to first order.
-    c = (x - (u - _ONE32)) / u
-    y = y + c if (u > _ZERO32 and u < _INF32) else y
-    return x if x == _ZERO32 else y
+    ef, f = _log_reduce_f32(u)
+    # u = 1 + x dropped low bits of x; add them back to first order.  When
+    # u is already in the central interval (e == 0), f = x is exact instead.
+    c = _div(x - (u - _ONE32), u)
+    central = ef == _ZERO32
+    f = x if central else f
+    c = _ZERO32 if central else c
+    y = _log_kernel_f32(ef, f, c)
+    y = x if u == _INF32 else y
+    y = y if u > _ZERO32 else (_NINF32 if u == _ZERO32 else _NAN32 + x)
+    return x if x == _ZERO32 else y         # keeps -0.0
 
 
 @_jitable
@@ -322,7 +389,14 @@ def tanh_f32(x):
     a = abs(x)
     a = _TANH32_SAT if a > _TANH32_SAT else a
     u = expm1_f32(a + a)
-    return math.copysign(u / (u + _TWO32), x)
+    big = math.copysign(_div(u, u + _TWO32), x)
+    z = x * x
+    t = _fma(z, _TANH32_4, _TANH32_3)
+    t = _fma(t, z, _TANH32_2)
+    t = _fma(t, z, _TANH32_1)
+    t = _fma(t, z, _TANH32_0)
+    small = math.copysign(_fma(x * z, t, x), x)   # copysign: tanh(-0) = -0
+    return small if a < _TANH32_SMALL else big
 
 
 @_jitable
@@ -330,17 +404,19 @@ def sigmoid_f32(x):
     # e = exp(-|x|) <= 1 never overflows; for x < 0 use e / (1 + e) so tiny
     # results (down to denormals) keep their relative accuracy.
     e = exp_f32(-abs(x))
-    return (_ONE32 if x >= _ZERO32 else e) / (_ONE32 + e)
+    return _div(_ONE32 if x >= _ZERO32 else e, _ONE32 + e)
 
 
 @_jitable
 def _sin_poly_f32(r, q):
     """sin(r + q*pi/2) from the reduced argument r and quadrant q."""
     z = r * r
-    s = _fma(z, _SIN32_2, _SIN32_1)
+    s = _fma(z, _SIN32_3, _SIN32_2)
+    s = _fma(s, z, _SIN32_1)
     s = _fma(s, z, _SIN32_0)
     s = _fma(r * z, s, r)
-    c = _fma(z, _COS32_2, _COS32_1)
+    c = _fma(z, _COS32_3, _COS32_2)
+    c = _fma(c, z, _COS32_1)
     c = _fma(c, z, _COS32_0)
     # 1 - z/2 loses the low bits of z/2; recover them (and the rounding of
     # z = r*r) exactly so cos stays within ~1 ulp near |r| = pi/4.
@@ -362,20 +438,22 @@ def _trig_reduce_f32(x):
     return r, _f32(t).view(_i32)            # low bits of the view = j mod 4
 
 
+# No libm fallback past the limit: LLVM treats llvm.sin as speculatable,
+# if-converts the branch and then calls sinf for *every* lane of every vector
+# (slower than plain libm).  NaN flags the unsupported input instead.
 @_jitable
 def sin_f32(x):
-    if abs(x) > _TRIG32_LIMIT:
-        return math.sin(x)
     r, q = _trig_reduce_f32(x)
-    return _sin_poly_f32(r, q)
+    v = _sin_poly_f32(r, q)
+    v = x if x == _ZERO32 else v          # the reduction loses the sign of -0
+    return v if abs(x) <= _TRIG32_LIMIT else _NAN32 + x
 
 
 @_jitable
 def cos_f32(x):
-    if abs(x) > _TRIG32_LIMIT:
-        return math.cos(x)
     r, q = _trig_reduce_f32(x)
-    return _sin_poly_f32(r, q + 1)          # cos(x) = sin(x + pi/2)
+    v = _sin_poly_f32(r, q + 1)             # cos(x) = sin(x + pi/2)
+    return v if abs(x) <= _TRIG32_LIMIT else _NAN32 + x
 
 
 # ==========================================================================
@@ -423,21 +501,25 @@ def expm1_f64(x):
     em = _expm1_reduced_f64(r)
     k = _f64(t).view(_i64) - _SHIFT64_BITS
     s = _i64((k - 1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
-    y = _fma(s, em, s - _HALF64)
+    near = (kf > _EM1_64_EXACT_LO) & (kf < _EM1_64_EXACT_HI)
+    y = _fma(s, em, s - _HALF64) if near else _fma(s, em, s) - _HALF64
     y = y + y
     return x if x == _ZERO64 else y
 
 
 @_jitable
-def _log_finite_f64(x):
+def _log_reduce_f64(x):
     sub = x < _MIN_NORMAL64
     xs = x * _TWO_P54_64 if sub else x
     ix = _f64(xs).view(_i64) - _SQRTH64_BITS
-    e = (ix >> _MANT64_BITS) - (_i64(54) if sub else _i64(0))
+    e = (ix >> _MANT64_BITS) - (_SUB64_EXP if sub else _i64(0))
     m = _i64((ix & _MANT64_MASK) + _SQRTH64_BITS).view(_f64)
-    f = m - _ONE64
-    ef = _f64(e)
-    s = f / (_TWO64 + f)
+    return _f64(e), m - _ONE64
+
+
+@_jitable
+def _log_kernel_f64(ef, f, c):
+    s = _div(f, _TWO64 + f)
     z = s * s
     p = _fma(z, _LOGR64_6, _LOGR64_5)
     p = _fma(p, z, _LOGR64_4)
@@ -447,14 +529,15 @@ def _log_finite_f64(x):
     p = _fma(p, z, _LOGR64_0)
     hfsq = _HALF64 * f * f
     # fdlibm ordering: the big terms f and e*ln2 are added last.
-    y = _fma(s, _fma(z, p, hfsq), ef * _LN2_LO64)
+    y = _fma(s, _fma(z, p, hfsq), _fma(ef, _LN2_LO64, c))
     y = f - (hfsq - y)
     return _fma(ef, _LN2_HI64, y)
 
 
 @_jitable
 def log_f64(x):
-    y = _log_finite_f64(x)
+    ef, f = _log_reduce_f64(x)
+    y = _log_kernel_f64(ef, f, _ZERO64)
     y = x if x == _INF64 else y
     return y if x > _ZERO64 else (_NINF64 if x == _ZERO64 else _NAN64 + x)
 
@@ -462,9 +545,14 @@ def log_f64(x):
 @_jitable
 def log1p_f64(x):
     u = _ONE64 + x
-    y = log_f64(u)
-    c = (x - (u - _ONE64)) / u
-    y = y + c if (u > _ZERO64 and u < _INF64) else y
+    ef, f = _log_reduce_f64(u)
+    c = _div(x - (u - _ONE64), u)
+    central = ef == _ZERO64
+    f = x if central else f
+    c = _ZERO64 if central else c
+    y = _log_kernel_f64(ef, f, c)
+    y = x if u == _INF64 else y
+    y = y if u > _ZERO64 else (_NINF64 if u == _ZERO64 else _NAN64 + x)
     return x if x == _ZERO64 else y
 
 
@@ -473,13 +561,13 @@ def tanh_f64(x):
     a = abs(x)
     a = _TANH64_SAT if a > _TANH64_SAT else a
     u = expm1_f64(a + a)
-    return math.copysign(u / (u + _TWO64), x)
+    return math.copysign(_div(u, u + _TWO64), x)
 
 
 @_jitable
 def sigmoid_f64(x):
     e = exp_f64(-abs(x))
-    return (_ONE64 if x >= _ZERO64 else e) / (_ONE64 + e)
+    return _div(_ONE64 if x >= _ZERO64 else e, _ONE64 + e)
 
 
 @_jitable
@@ -516,18 +604,17 @@ def _trig_reduce_f64(x):
 
 @_jitable
 def sin_f64(x):
-    if abs(x) > _TRIG64_LIMIT:
-        return math.sin(x)
     r, q = _trig_reduce_f64(x)
-    return _sin_poly_f64(r, q)
+    v = _sin_poly_f64(r, q)
+    v = x if x == _ZERO64 else v          # the reduction loses the sign of -0
+    return v if abs(x) <= _TRIG64_LIMIT else _NAN64 + x
 
 
 @_jitable
 def cos_f64(x):
-    if abs(x) > _TRIG64_LIMIT:
-        return math.cos(x)
     r, q = _trig_reduce_f64(x)
-    return _sin_poly_f64(r, q + 1)
+    v = _sin_poly_f64(r, q + 1)
+    return v if abs(x) <= _TRIG64_LIMIT else _NAN64 + x
 
 
 # ==========================================================================
@@ -556,7 +643,7 @@ def _dispatcher(name, impl32, impl64):
         return None
 
     stub.__name__ = stub.__qualname__ = "_" + name
-    overload(stub, inline="always")(choose)
+    overload(stub)(choose)
     return stub, choose
 
 
@@ -570,7 +657,7 @@ def _public(name, impl32, impl64, doc):
     fn.__doc__ = doc
     fn.__module__ = __name__
     # Also let jitted code call ``scalar_math.<name>`` directly.
-    overload(fn, inline="always")(choose)
+    overload(fn)(choose)
     return fn
 
 
@@ -585,7 +672,7 @@ tanh = _public("tanh", tanh_f32, tanh_f64, "Hyperbolic tangent; saturates "
                "to +-1, keeps the sign of zero.")
 sigmoid = _public("sigmoid", sigmoid_f32, sigmoid_f64, "1 / (1 + exp(-x)) "
                   "without overflow; relative accuracy also for x << 0.")
-sin = _public("sin", sin_f32, sin_f64, "Sine; fast path for |x| <= 1e5 "
-              "(float32) / 1e12 (float64), libm beyond.")
-cos = _public("cos", cos_f32, cos_f64, "Cosine; fast path for |x| <= 1e5 "
-              "(float32) / 1e12 (float64), libm beyond.")
+sin = _public("sin", sin_f32, sin_f64, "Sine for |x| <= 2**22 (float32) / "
+              "2**42 (float64); nan beyond (and for inf, nan).")
+cos = _public("cos", cos_f32, cos_f64, "Cosine for |x| <= 2**22 (float32) / "
+              "2**42 (float64); nan beyond (and for inf, nan).")

@@ -4,6 +4,7 @@ Elementwise methods are generated from the op table, so a new row is a new
 method (``t.name(...)``) and a new in-place method (``t.name_(...)``).
 """
 import math
+import numbers
 
 import numpy as np
 
@@ -47,21 +48,45 @@ def clamp_(self, min=None, max=None):
 
 
 def where(condition, input, other):
-    if not isinstance(condition, Tensor) or condition.dtype is not dtypes.bool_:
-        raise RuntimeError("where expected condition to be a boolean tensor")
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if condition.dtype is not dtypes.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with "
+                           f"dtype {condition.dtype.tensor_type[:-6]}")
     return apply(BY_NAME["where"], (condition, input, other))
+
+
+def _operand(other):
+    return isinstance(other, (Tensor, numbers.Number, np.bool_))
+
+
+def _operator(row):
+    """``a <op> b``: NotImplemented for operands that are neither tensors nor
+    numbers, so Python falls back (``t == None`` is False, as in PyTorch)."""
+    def method(self, other):
+        return apply(row, (self, other)) if _operand(other) else NotImplemented
+    return method
 
 
 def _reversed(row):
     def method(self, other):
-        return apply(row, (other, self))
+        return apply(row, (other, self)) if _operand(other) else NotImplemented
     return method
 
 
-def _augmented(row):
+def _augmented(row, dunder):
     def method(self, other):
-        return apply_inplace(row, self, (other,), op_name=f"__i{row.name}__")
+        if not _operand(other):
+            return NotImplemented
+        return apply_inplace(row, self, (other,), op_name=f"__i{dunder}__")
     return method
+
+
+def _matrix_transpose(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return views.transpose(self, -2, -1)
 
 
 def _install_tensor_methods():
@@ -78,13 +103,12 @@ def _install_tensor_methods():
     for name, dunder in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("div", "truediv"),
                          ("pow", "pow")):
         row = BY_NAME[name]
-        setattr(T, f"__{dunder}__", getattr(T, name))
+        setattr(T, f"__{dunder}__", _operator(row))
         setattr(T, f"__r{dunder}__", _reversed(row))
-        if name != "pow":
-            setattr(T, f"__i{dunder}__", _augmented(row))
+        setattr(T, f"__i{dunder}__", _augmented(row, dunder))
     T.true_divide = T.div
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(T, f"__{name}__", getattr(T, name))
+        setattr(T, f"__{name}__", _operator(BY_NAME[name]))
     T.__hash__ = object.__hash__  # defining __eq__ would otherwise remove it
     T.__matmul__ = linalg.matmul
     T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
@@ -96,7 +120,7 @@ def _install_tensor_methods():
                  "unsqueeze", "expand", "expand_as"):
         setattr(T, name, getattr(views, name))
     T.T = property(lambda self: views.permute(self, tuple(reversed(range(self.ndim)))))
-    T.mT = property(lambda self: views.transpose(self, -2, -1))
+    T.mT = property(_matrix_transpose)
     T.view_as = lambda self, other: views.view(self, other.shape)
     T.reshape_as = lambda self, other: views.reshape(self, other.shape)
     T.contiguous = lambda self: self if self.is_contiguous() else copying.clone(self)
@@ -109,6 +133,8 @@ def _install_tensor_methods():
     T.type = lambda self, dtype=None: (f"nbgrad.{self.dtype.tensor_type}" if dtype is None
                                        else copying.to(self, dtype))
     T.cpu = lambda self: copying.to(self, "cpu")
+    T.cuda = lambda self, device=None: copying.to(
+        self, "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
 
 _install_tensor_methods()

@@ -2,6 +2,8 @@
 copy_/fill_/zero_ (which run the ``copy`` and ``fill`` rows)."""
 import numbers
 
+import numpy as np
+
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.graph import Node
@@ -61,10 +63,53 @@ def to(self, *args, **kwargs):
     return _copy_of(self, self._backend.cast(self._data, dtype.numpy), dtype, "ToCopy")
 
 
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
+                    "tensor refer to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+
+
+def _dense(a):
+    """Non-overlapping and dense: contiguous in some order of its dimensions."""
+    expected = a.itemsize
+    for stride, size in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def check_no_partial_overlap(dst, src):
+    """PyTorch's assert_no_partial_overlap for a write of ``src`` into ``dst``
+    (raw arrays): refused when both are dense and their memory ranges overlap
+    without being the very same elements."""
+    if dst.size == 0 or src.size == 0 or not (_dense(dst) and _dense(src)):
+        return
+    if not np.may_share_memory(dst, src):
+        return
+    a, b = (x.__array_interface__["data"][0] for x in (dst, src))
+    if a == b and dst.nbytes == src.nbytes and dst.strides == src.strides:
+        return  # the same memory: a full overlap is allowed
+    if a < b + src.nbytes and b < a + dst.nbytes:
+        raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def _write(row, self, value, op_name):
+    """Run an in-place row; a write into an integer or bool tensor is never
+    recorded (it cannot carry a gradient), as in PyTorch."""
+    if self.dtype.is_floating_point:
+        return apply_inplace(row, self, (value,), op_name=op_name)
+    with grad_mode.no_grad():
+        return apply_inplace(row, self, (value,), op_name=op_name)
+
+
 def copy_(self, src):
+    if isinstance(src, (numbers.Number, np.bool_)) and not isinstance(src, complex):
+        src = Tensor._wrap(np.asarray(src, dtype=dtypes.scalar_dtype(src).numpy), backend=self._backend)
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
-    return apply_inplace(BY_NAME["copy"], self, (src,), op_name="copy_")
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(src).__name__}")
+    check_no_partial_overlap(self._data, src._data)
+    return _write(BY_NAME["copy"], self, src, "copy_")
 
 
 def fill_(self, value):
@@ -74,9 +119,8 @@ def fill_(self, value):
                                f"{value.ndim} dimensions.")
     elif not isinstance(value, numbers.Number):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
-    row = BY_NAME["copy"] if isinstance(value, Tensor) else BY_NAME["fill"]
-    return apply_inplace(row, self, (value,), op_name="fill_")
+    return _write(BY_NAME["fill"], self, value, "fill_")
 
 
 def zero_(self):
-    return apply_inplace(BY_NAME["fill"], self, (0,), op_name="zero_")
+    return _write(BY_NAME["fill"], self, 0, "zero_")

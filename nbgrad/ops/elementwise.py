@@ -54,12 +54,24 @@ class ElementwiseOp:
         self.result = result
         self.bool_inputs = tuple(self.inputs.index(n) for n in bool_inputs)
         self.differentiable = tuple(i for i, fn in enumerate(self._derivatives) if fn is not None)
+        # Derivatives that are just ``g`` (add, sub's first input) need no kernel.
+        self.passthrough = frozenset(i for i in self.differentiable if _is_identity(
+            self._derivatives[i], self._grad_params[i]))
+        self._reads = {}
         self.domain = domain
         self.method = method
         self.op_name = title or "".join(part.title() for part in name.split("_"))
 
     def derivative(self, i):
         return self._derivatives[i]
+
+    def reads(self, needed):
+        """Names the derivatives of the inputs flagged in ``needed`` read."""
+        names = self._reads.get(needed)
+        if names is None:
+            names = self._reads[needed] = frozenset(
+                p for i in self.differentiable if needed[i] for p in self._grad_params[i])
+        return names
 
     def grad_params(self, i):
         return self._grad_params[i]
@@ -83,20 +95,30 @@ def elementwise(name, forward, grads=None, **options):
     return ElementwiseOp(name, forward, grads, **options)
 
 
-class ElementwiseBackward(Node):
-    __slots__ = ("row", "args", "out", "dtype", "backend")
+def _is_identity(fn, params):
+    if params != ("g",):
+        return False
+    marker = object()
+    try:
+        return fn(marker) is marker
+    except Exception:  # arithmetic on the marker: not the identity
+        return False
 
-    def __init__(self, row, args, dtype, backend, inplace=False):
+
+class ElementwiseBackward(Node):
+    __slots__ = ("row", "args", "out", "dtype", "backend", "title")
+
+    def __init__(self, row, args, dtype, backend, inplace=False, title=None):
         super().__init__(args)
         self.row, self.dtype, self.backend = row, dtype, backend
-        reads = {p for i in row.differentiable if self.next_edges[i] is not None
-                 for p in row.grad_params(i)}
+        self.title = title or row.op_name
+        reads = row.reads(tuple(e is not None for e in self.next_edges))
         saved = []
         for k, (name, a) in enumerate(zip(row.inputs, args)):
             if name not in reads:
                 saved.append(None)
-            elif not isinstance(a, Tensor):
-                saved.append(a)
+            elif not isinstance(a, Tensor):  # a number, typed as the kernel will see it
+                saved.append(np.bool_(a) if k in row.bool_inputs else dtype.numpy.type(a))
             elif inplace and k == 0:  # the value before the write, not after it
                 saved.append(SavedTensor(Tensor._wrap(backend.copy(a._data), a.dtype, backend)))
             else:
@@ -107,11 +129,11 @@ class ElementwiseBackward(Node):
 
     @property
     def op_name(self):
-        return self.row.op_name
+        return self.title
 
     def after_write(self, output):
         if self.out is True:
-            self.out = SavedTensor(output, output_of=self.row.op_name)
+            self.out = SavedTensor(output, output_of=self.title)
             self.saved += (self.out,)
 
     def backward(self, grad):
@@ -124,11 +146,20 @@ class ElementwiseBackward(Node):
                     a = self.backend.cast(a, np_dtype)
             args.append(a)
         out = self.out.unpack() if isinstance(self.out, SavedTensor) else None
-        wanted = [i for i in row.differentiable if self.next_edges[i] is not None]
-        grads = self.backend.elementwise_backward(row, wanted, grad, args, out)
+        if not row.differentiable:  # a comparison written in place: zero gradient, as in PyTorch
+            return [None if e is None else self.backend.zeros(grad.shape, grad.dtype)
+                    for e in self.next_edges]
         result = [None] * len(args)
-        for i, g in zip(wanted, grads):
-            result[i] = g
+        wanted = []
+        for i in row.differentiable:
+            if self.next_edges[i] is not None:
+                if i in row.passthrough:
+                    result[i] = grad
+                else:
+                    wanted.append(i)
+        if wanted:  # none when only inputs without a derivative need a gradient
+            for i, g in zip(wanted, self.backend.elementwise_backward(row, wanted, grad, args, out)):
+                result[i] = g
         return result
 
 
@@ -216,8 +247,12 @@ def apply_inplace(row, self, args, op_name=None):
             raw[k] = backend.copy(raw[k])
     others_require_grad = any(isinstance(args[i], Tensor) and args[i].requires_grad
                               for i in row.differentiable if i > 0)
+    # A named method (zero_, fill_) names its node as PyTorch does; operators keep the row's.
+    title = None
+    if op_name and not op_name.startswith("__"):
+        title = "".join(part.title() for part in op_name.strip("_").split("_"))
     return mutation.write(
         self, op_name or row.name + "_",
         kernel=lambda: backend.elementwise_forward(row, out, raw),
-        make_node=lambda: ElementwiseBackward(row, args, dtype, backend, inplace=True),
+        make_node=lambda: ElementwiseBackward(row, args, dtype, backend, inplace=True, title=title),
         others_require_grad=others_require_grad)

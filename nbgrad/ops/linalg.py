@@ -1,18 +1,27 @@
 """Matrix products. The CPU product is NumPy's BLAS."""
+import collections
+
+import numpy as np
+
 from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..tensor import Tensor
-from .elementwise import _device_error
+from .elementwise import _TYPE_NAMES, _device_error
 
 
 class MatmulBackward(Node):
-    __slots__ = ("backend", "_op_name")
+    """Backward of every matmul form. A 1-D operand is a matrix with one row
+    (left) or one column (right); its gradient is squeezed back, and the
+    engine sums away broadcast batch dimensions."""
+
+    __slots__ = ("backend", "_op_name", "a_vector", "b_vector")
 
     def __init__(self, a, b, backend, op_name):
         super().__init__([a, b])
         # Each side's gradient needs the other side only.
         self.save(b if self.needs_grad(0) else None, a if self.needs_grad(1) else None)
         self.backend, self._op_name = backend, op_name
+        self.a_vector, self.b_vector = a.ndim == 1, b.ndim == 1
 
     @property
     def op_name(self):
@@ -21,52 +30,172 @@ class MatmulBackward(Node):
     def backward(self, grad):
         b, a = self.saved_values()
         mm, swap = self.backend.matmul, self.backend.swap_last
-        return [mm(grad, swap(b)) if b is not None else None,
-                mm(swap(a), grad) if a is not None else None]
+        if self.b_vector:  # restore the squeezed dims, last one first
+            grad = np.expand_dims(grad, -1)
+            b = b if b is None else b.reshape(-1, 1)
+        if self.a_vector:
+            grad = np.expand_dims(grad, -2)
+            a = a if a is None else a.reshape(1, -1)
+        grad_a = mm(grad, swap(b)) if b is not None else None
+        grad_b = mm(swap(a), grad) if a is not None else None
+        if self.a_vector and grad_a is not None:
+            grad_a = np.squeeze(grad_a, -2)
+        if self.b_vector and grad_b is not None:
+            grad_b = np.squeeze(grad_b, -1)
+        return [grad_a, grad_b]
 
 
-def _shapes_error(a, b):
-    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                        f"({'x'.join(map(str, a.shape[-2:]))} and {'x'.join(map(str, b.shape[-2:]))})")
-
-
-def matmul(a, b):
-    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError(f"matmul(): argument 'other' must be Tensor, not "
-                        f"{type(b if isinstance(a, Tensor) else a).__name__}")
-    if a._backend is not b._backend:
-        raise _device_error(a, b)
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{a.ndim}D and {b.ndim}D")
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_c_name(a.dtype)} != {_c_name(b.dtype)}")
-    # Vectors are matrices with one row (left) or one column (right), squeezed after.
-    if a.ndim == 1:
-        out = matmul(a.unsqueeze(0), b)
-        return out.squeeze(-2)
-    if b.ndim == 1:
-        out = matmul(a, b.unsqueeze(-1))
-        return out.squeeze(-1)
-    if a.shape[-1] != b.shape[-2]:
-        raise _shapes_error(a, b)
-    try:
-        data = a._backend.matmul(a._data, b._data)
-    except ValueError:  # batch dimensions that do not broadcast
-        raise RuntimeError(f"matmul: batch dimensions of {list(a.shape)} and {list(b.shape)} "
-                           f"do not broadcast") from None
-    node = None
-    if grad_mode.is_grad_enabled() and (a.requires_grad or b.requires_grad):
-        node = MatmulBackward(a, b, a._backend, "Mm" if a.ndim == b.ndim == 2 else "Bmm")
-    return Tensor._from_op(data, node, a.dtype, a._backend)
+def _dims(shape):
+    return "x".join(map(str, shape))
 
 
 def _c_name(dtype):
     return {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}[dtype.name]
 
 
+class _Operand(collections.namedtuple("_Operand", "shape strides requires_grad dtype")):
+    """What PyTorch's matmul dispatch looks at: sizes, strides, requires_grad, dtype."""
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def mT(self):
+        return self._replace(shape=self.shape[:-2] + self.shape[-2:][::-1],
+                             strides=self.strides[:-2] + self.strides[-2:][::-1])
+
+
+def _operand(t):
+    return _Operand(tuple(t.shape), t.stride(), t.requires_grad, t.dtype)
+
+
+def _should_fold(a, b):
+    """PyTorch's should_fold: can the larger operand be folded into a matrix?"""
+    a_larger = a.ndim >= b.ndim
+    t1 = a if a_larger else b.mT()
+    if not (t1.ndim >= 3 and (b.ndim if a_larger else a.ndim) <= 2):
+        return False
+    if (b if a_larger else a).requires_grad:
+        return True
+    if a.ndim == 2:
+        return False
+    if 0 in t1.shape:
+        return True
+    return all(t1.strides[i] == t1.strides[i + 1] * t1.shape[i + 1] for i in range(t1.ndim - 2))
+
+
+def _mm_check(m1, m2):
+    if m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(m1.shape)} and "
+                           f"{_dims(m2.shape)})")
+    if m1.dtype is not m2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_c_name(m1.dtype)} != {_c_name(m2.dtype)}")
+
+
+def _mv_check(mat, vec):
+    if mat.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({mat.shape[0]}), mat ({_dims(mat.shape)}), "
+                           f"vec ({vec.shape[0]})")
+    if mat.dtype is not vec.dtype:
+        names = _TYPE_NAMES[vec.dtype.name], _TYPE_NAMES[mat.dtype.name], _TYPE_NAMES[vec.dtype.name]
+        raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                           "{}, {}, and {}".format(*names))
+
+
+def _plan(a, b):
+    """Follow PyTorch's _matmul_impl dispatch for operands ``a`` and ``b``
+    (``_Operand``s): raise its error for bad operands, else return the name
+    of the backward node its result ends with."""
+    if a.ndim == 1 and b.ndim == 1:
+        if a.dtype is not b.dtype:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                               f"{_TYPE_NAMES[a.dtype.name]} and {_TYPE_NAMES[b.dtype.name]}")
+        if a.shape != b.shape:
+            n, m = a.shape[0], b.shape[0]
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                               f"have the same number of elements, but got {n} and {m} elements "
+                               f"respectively")
+        return "Dot"
+    if a.ndim == 2 and b.ndim == 1:
+        _mv_check(a, b)
+        return "Mv"
+    if a.ndim == 1 and b.ndim == 2:
+        _mm_check(a._replace(shape=(1,) + a.shape), b)
+        return "Squeeze"
+    if a.ndim == 2 and b.ndim == 2:
+        _mm_check(a, b)
+        return "Mm"
+    if _should_fold(a, b):
+        transpose = b.ndim > a.ndim
+        t1 = b.mT() if transpose else a
+        t2 = (a.mT() if a.ndim == 2 else a) if transpose else b
+        rows = int(np.prod(t1.shape[:-1], dtype=np.int64))
+        folded = t1._replace(shape=(rows, t1.shape[-1]))
+        if t2.ndim == 2:
+            _mm_check(folded, t2)
+            if not transpose:
+                return "UnsafeView"
+            # (b^T a^T)^T, made contiguous: a copy unless the transpose already is
+            n, p = a.shape[0], b.shape[-1]
+            return "Transpose" if n <= 1 or p <= 1 or 0 in b.shape else "Clone"
+        _mv_check(folded, t2)
+        return "UnsafeView"
+    batch_a = a.shape[:-2] if a.ndim > 1 else ()
+    batch_b = b.shape[:-2] if b.ndim > 1 else ()
+    if a.ndim == 3 and b.ndim == 3 and batch_a[0] != batch_b[0]:
+        if batch_a[0] == 1 and a.requires_grad:
+            return _plan(a._replace(shape=a.shape[1:], strides=a.strides[1:]), b)
+        if batch_b[0] == 1 and b.requires_grad:
+            return _plan(a, b._replace(shape=b.shape[1:], strides=b.strides[1:]))
+    ndim = max(len(batch_a), len(batch_b))
+    padded_a = (1,) * (ndim - len(batch_a)) + batch_a
+    padded_b = (1,) * (ndim - len(batch_b)) + batch_b
+    for k, (m, n) in enumerate(zip(padded_a, padded_b)):
+        if m != n and m != 1 and n != 1:
+            raise RuntimeError(f"The size of tensor a ({m}) must match the size of tensor b ({n}) "
+                               f"at non-singleton dimension {k}")
+    batch = int(np.prod([max(m, n) for m, n in zip(padded_a, padded_b)], dtype=np.int64))
+    inner_a, inner_b = a.shape[-1], (b.shape[-2] if b.ndim > 1 else b.shape[0])
+    if inner_a != inner_b:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch}, {inner_a}] but got: [{batch}, {inner_b}].")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_TYPE_NAMES[a.dtype.name]} but found "
+                           f"{_TYPE_NAMES[b.dtype.name]}")
+    return "UnsafeView"
+
+
+def matmul(a, b):
+    for k, (arg, t) in enumerate((("input", a), ("other", b))):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"matmul(): argument '{arg}' (position {k + 1}) must be Tensor, "
+                            f"not {type(t).__name__}")
+    if a._backend is not b._backend:
+        raise _device_error(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{a.ndim}D and {b.ndim}D")
+    op_name = _plan(_operand(a), _operand(b))
+    # A vector is a matrix with one row (left) or one column (right), squeezed after.
+    a_data = a._data.reshape(1, -1) if a.ndim == 1 else a._data
+    b_data = b._data.reshape(-1, 1) if b.ndim == 1 else b._data
+    data = a._backend.matmul(a_data, b_data)
+    if a.ndim == 1:
+        data = np.squeeze(data, -2)
+    if b.ndim == 1:
+        data = np.squeeze(data, -1)
+    node = None
+    if grad_mode.is_grad_enabled() and (a.requires_grad or b.requires_grad):
+        node = MatmulBackward(a, b, a._backend, op_name)
+    return Tensor._from_op(np.array(data, order="C"), node, a.dtype, a._backend)
+
+
 def mm(a, b):
+    for k, (arg, t) in enumerate((("input", a), ("mat2", b))):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"mm(): argument '{arg}' (position {k + 1}) must be Tensor, "
+                            f"not {type(t).__name__}")
     if a.ndim != 2 or b.ndim != 2:
         raise RuntimeError(f"{'self' if a.ndim != 2 else 'mat2'} must be a matrix")
     return matmul(a, b)

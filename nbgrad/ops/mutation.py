@@ -1,7 +1,8 @@
 """In-place writes: the checks before them, the version bump, and the history
 rebase after them (including PyTorch's CopySlices for writes through a view)."""
 from ..autograd import grad_mode
-from ..autograd.graph import Node
+from ..autograd.graph import _SECOND_BACKWARD, Node
+from ..tensor import no_grad_view_error
 
 
 def check_inplace(self, others_require_grad):
@@ -17,12 +18,7 @@ def check_inplace(self, others_require_grad):
     base = self._base
     if base is not None:
         if self._view_no_grad:
-            raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad mode "
-                "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
-                "You can clarify your code by moving both the view and the inplace either both "
-                "inside the no_grad block (if you don't want the inplace to be tracked) or both "
-                "outside (if you want the inplace to be tracked).")
+            raise no_grad_view_error(self, "is being")
         if self.requires_grad and base.is_leaf and base.requires_grad:
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.")
@@ -49,6 +45,8 @@ class CopySlices(Node):
         return "CopySlices"
 
     def backward(self, grad):
+        if self.fn is None:  # released by an earlier backward, even if fn saved nothing
+            raise RuntimeError(_SECOND_BACKWARD)
         backend = self.backend
         grad = backend.copy(grad)
         region = self.view_fn(grad)
@@ -60,16 +58,20 @@ class CopySlices(Node):
         return [grad, *fn_grads[1:]]
 
     def release_saved(self):
-        self.fn.release_saved()
+        # As PyTorch's CopySlices, drop the op's node: running again needs retain_graph.
+        if self.fn is not None:
+            self.fn.release_saved()
+            self.fn = None
 
 
 def rebase_history(self, node):
     """Make ``node`` (built from the pre-write state) the history of ``self``."""
     base = self._base
     if base is None:
-        retained = self._grad_fn.retained if self._grad_fn is not None else None
+        old = self._grad_fn
+        if old is not None:  # retain_grad moves to the new history (not kept on both)
+            node.retained, old.retained = old.retained, None
         self._grad_fn = node
-        node.retained = retained
         return
     base._grad_fn = CopySlices(base, self._view_fn, node)
     self._view_version = -1  # re-derive this view's history from the base's

@@ -1,5 +1,7 @@
 """Reductions (sum, mean, max, min) and the softmax family."""
+import builtins
 import collections
+import numbers
 
 import numpy as np
 
@@ -8,13 +10,27 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor
 from ..tensor import Tensor
 
-MaxMin = collections.namedtuple("MaxMin", ["values", "indices"])
+
+def _return_type(name):
+    """``values, indices`` results, printed as PyTorch prints its return_types."""
+    class ReturnType(collections.namedtuple(name, ["values", "indices"])):
+        __slots__ = ()
+
+        def __repr__(self):
+            return f"nbgrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+    ReturnType.__name__ = ReturnType.__qualname__ = name
+    return ReturnType
+
+
+MaxResult, MinResult = _return_type("max"), _return_type("min")
 
 
 def _axes(self, dim):
-    if dim is None:
-        return tuple(range(self.ndim))
+    """Reduced axes; ``None`` and an empty tuple mean all of them, as in PyTorch."""
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if dim is None or not dims:
+        return tuple(range(self.ndim))
     axes = tuple(sorted(self._dim(d) for d in dims))
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
@@ -60,9 +76,10 @@ def sum(self, dim=None, keepdim=False, dtype=None):
 
 
 def mean(self, dim=None, keepdim=False, dtype=None):
+    which = "Input" if dtype is None else "Optional"
     dtype = dtypes.to_dtype(dtype) or self.dtype
     if not dtype.is_floating_point:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
+        raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a "
                            f"floating point or complex dtype. Got: {dtype.tensor_type[:-6]}")
     axes = _axes(self, dim)
     count = int(np.prod([self._data.shape[a] for a in axes]))
@@ -73,14 +90,17 @@ def mean(self, dim=None, keepdim=False, dtype=None):
 
 
 class ExtremumBackward(Node):
-    """Whole-tensor max/min: ties share the gradient evenly, as in PyTorch."""
+    """Whole-tensor max/min and amax/amin: tied values share the gradient
+    evenly (per reduced slice), as in PyTorch; a NaN result sends it to the NaNs."""
 
-    __slots__ = ("_op_name",)
+    __slots__ = ("_op_name", "axes", "kept")
 
-    def __init__(self, source, result, op_name):
+    def __init__(self, source, result, op_name, axes):
         super().__init__([source])
         self.save(source, result)
         self._op_name = op_name
+        self.axes = axes
+        self.kept = _kept_shape(source._data.shape, axes)
 
     @property
     def op_name(self):
@@ -88,8 +108,15 @@ class ExtremumBackward(Node):
 
     def backward(self, grad):
         source, result = self.saved_values()
-        mask = source == result
-        return [np.where(mask, grad / mask.sum(dtype=grad.dtype), grad.dtype.type(0))]
+        result, grad = result.reshape(self.kept), grad.reshape(self.kept)
+        zero = grad.dtype.type(0)
+        if self._op_name in ("Max", "Min"):  # evenly_distribute_backward
+            nan = np.isnan(result.reshape(-1)[0])
+            mask = np.isnan(source) if nan else source == result
+            return [np.where(mask, grad / mask.sum(dtype=grad.dtype), zero)]
+        mask = source == result  # scale_grad_by_count: a NaN slice gets NaN
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return [grad / mask.sum(axis=self.axes, keepdims=True, dtype=grad.dtype) * mask]
 
 
 class ExtremumDimBackward(Node):
@@ -108,6 +135,8 @@ class ExtremumDimBackward(Node):
         return self._op_name
 
     def backward(self, grad):
+        if not self.shape:  # a 0-d input: its only element was selected
+            return [np.asarray(grad).reshape(())]
         indices = self.indices if self.keepdim else np.expand_dims(self.indices, self.dim)
         grad = grad if self.keepdim else np.expand_dims(grad, self.dim)
         out = np.zeros(self.shape, dtype=grad.dtype)
@@ -115,21 +144,31 @@ class ExtremumDimBackward(Node):
         return [out]
 
 
+def _empty_reduction_check(self, dim, name):
+    if self._data.size == 0:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        if dim is None or not dims:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                               "== 0. Specify the reduction dim with the 'dim' argument.")
+        for axis in _axes(self, dim):
+            if self._data.shape[axis] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+
+
 def _extremum(self, dim, keepdim, op_name):
     backend = self._backend
     reduce = backend.reduce_max if op_name == "Max" else backend.reduce_min
     if dim is None:
-        if self._data.size == 0:
-            raise RuntimeError(f"{op_name.lower()}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+        _empty_reduction_check(self, None, op_name.lower())
         data = np.asarray(reduce(self._data, None, False))
         out = Tensor._wrap(data, self.dtype, backend)
         if _recording(self):
-            out._grad_fn = ExtremumBackward(self, out, op_name)
+            out._grad_fn = ExtremumBackward(self, out, op_name, tuple(range(self.ndim)))
         return out
+    if isinstance(dim, (tuple, list)) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op_name.lower()}(): argument 'dim' must be int, not {type(dim).__name__}")
     axis = self._dim(dim)
-    if self.ndim and self._data.shape[axis] == 0:
-        raise IndexError(f"{op_name.lower()}(): Expected reduction dim {axis} to have non-zero size.")
+    _empty_reduction_check(self, axis, op_name.lower())
     source = self._data if self.ndim else self._data.reshape(1)
     arg = backend.argmax if op_name == "Max" else backend.argmin
     indices = np.asarray(arg(source, axis, keepdim))
@@ -140,8 +179,9 @@ def _extremum(self, dim, keepdim, op_name):
         values, indices = values.reshape(()), indices.reshape(())
     node = ExtremumDimBackward(self, indices if self.ndim else indices.reshape(1), axis,
                                keepdim or not self.ndim, op_name) if _recording(self) else None
-    return MaxMin(Tensor._from_op(np.ascontiguousarray(values), node, self.dtype, backend),
-                  Tensor._wrap(np.asarray(indices, dtype=np.int64), dtypes.int64, backend))
+    result = MaxResult if op_name == "Max" else MinResult
+    return result(Tensor._from_op(np.array(values, order="C"), node, self.dtype, backend),
+                  Tensor._wrap(np.array(indices, dtype=np.int64, order="C"), dtypes.int64, backend))
 
 
 def max(self, dim=None, keepdim=False):
@@ -152,16 +192,23 @@ def min(self, dim=None, keepdim=False):
     return _extremum(self, dim, keepdim, "Min")
 
 
-def amax(self, dim=None, keepdim=False):
-    if dim is None:
-        return _extremum(self, None, False, "Max")
-    return _extremum(self, dim, keepdim, "Max").values
+def _amax(self, dim, keepdim, op_name):
+    _empty_reduction_check(self, dim, op_name.lower())
+    axes = _axes(self, dim)
+    reduce = self._backend.reduce_max if op_name == "Amax" else self._backend.reduce_min
+    data = np.asarray(reduce(self._data, axes, keepdim))
+    out = Tensor._wrap(data, self.dtype, self._backend)
+    if _recording(self):
+        out._grad_fn = ExtremumBackward(self, out, op_name, axes)
+    return out
 
 
-def amin(self, dim=None, keepdim=False):
-    if dim is None:
-        return _extremum(self, None, False, "Min")
-    return _extremum(self, dim, keepdim, "Min").values
+def amax(self, dim=(), keepdim=False):
+    return _amax(self, dim, keepdim, "Amax")
+
+
+def amin(self, dim=(), keepdim=False):
+    return _amax(self, dim, keepdim, "Amin")
 
 
 class SoftmaxBackward(Node):
@@ -190,22 +237,25 @@ class LogSoftmaxBackward(SoftmaxBackward):
 
 
 def _softmax(self, dim, dtype, log):
+    name = "log_softmax" if log else "softmax"
     if dim is None:
-        raise TypeError("softmax() missing required argument 'dim'")
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
     dtype = dtypes.to_dtype(dtype) or self.dtype
-    if not dtype.is_floating_point:
-        raise RuntimeError(f"\"{'log_' if log else ''}softmax_lastdim_kernel_impl\" not implemented for "
-                           f"'{dtype.tensor_type[:-6]}'")
     axis = self._dim(dim)
+    if not dtype.is_floating_point:
+        kernel = "lastdim_kernel_impl" if axis == builtins.max(self.ndim - 1, 0) else "kernel_impl"
+        raise NotImplementedError(f'"{name}_{kernel}" not implemented for \'{dtype.tensor_type[:-6]}\'')
     x = self._data.astype(dtype.numpy, copy=False)
     if self.ndim == 0:
         x = x.reshape(1)
-    shifted = x - x.max(axis=axis, keepdims=True)  # stable: exp never overflows
-    if log:
-        data = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-    else:
-        e = np.exp(shifted)
-        data = e / e.sum(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):  # an all -inf slice gives NaN, as in PyTorch
+        # Shift by the maximum so exp never overflows (an empty input has none).
+        shifted = x - x.max(axis=axis, keepdims=True) if x.size else x
+        if log:
+            data = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        else:
+            e = np.exp(shifted)
+            data = e / e.sum(axis=axis, keepdims=True)
     data = data.reshape(self._data.shape)
     node = None
     if _recording(self):

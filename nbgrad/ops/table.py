@@ -31,6 +31,12 @@ def _max_grad(g, a, b):
     return g if a > b else (g / 2 if a == b else 0 * g)
 
 
+def _clamp(a, lo, hi):
+    # min(max(a, lo), hi) as in PyTorch: hi wins when lo > hi; a NaN anywhere propagates.
+    low = lo if (a < lo or lo != lo) else a
+    return hi if (low > hi or hi != hi) else low
+
+
 ROWS = [
     Row("neg", lambda a: -a, {"a": lambda g: -g}),
     Row("add", lambda a, b: a + b, {"a": lambda g: g, "b": lambda g: g}),
@@ -56,8 +62,10 @@ ROWS = [
         {"a": _max_grad, "b": lambda g, a, b: _max_grad(g, b, a)}),
     Row("minimum", lambda a, b: a if (a < b or a != a) else b,
         {"a": lambda g, a, b: _max_grad(g, b, a), "b": _max_grad}),
-    Row("clamp", lambda a, lo, hi: lo if a < lo else (hi if a > hi else a),
-        {"a": lambda g, a, lo, hi: g if lo <= a <= hi else 0 * g}),
+    Row("clamp", _clamp,
+        {"a": lambda g, a, lo, hi: g if lo <= a <= hi else 0 * g,
+         "lo": lambda g, a, lo, hi: g if (a < lo and lo < hi) else 0 * g,
+         "hi": lambda g, a, lo, hi: g if (a > hi or hi < lo) else 0 * g}),
     Row("where", lambda condition, a, b: a if condition else b,
         {"a": lambda g, condition: g if condition else 0 * g,
          "b": lambda g, condition: 0 * g if condition else g},

@@ -1,6 +1,8 @@
 """Shape ops. Those that PyTorch makes views share memory and the version
 counter with their base; each records how to re-derive itself from the base
 (``view_fn``) so in-place writes through views can rebase history."""
+import numbers
+
 import numpy as np
 
 from ..autograd import grad_mode
@@ -37,7 +39,7 @@ def make_view(self, op_name, view_fn, inverse):
         parent_fn = self._view_fn
         out._base, out._view_fn = self._base, lambda a: view_fn(parent_fn(a))
     recording = grad_mode.is_grad_enabled()
-    out._view_no_grad = (not recording and self.requires_grad) or self._view_no_grad
+    out._view_no_grad = not recording or self._view_no_grad  # CreationMeta.NO_GRAD_MODE
     if recording and self.requires_grad:
         out._grad_fn = ShapeBackward(self, op_name, inverse)
     return out
@@ -52,26 +54,40 @@ def _copying_shape_op(self, op_name, data, inverse):
 def _normalize_shape(self, shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    for s in shape:
+        if not isinstance(s, numbers.Integral):
+            raise TypeError(f"shape must be a sequence of ints, but found element of type "
+                            f"{type(s).__name__}")
     shape = tuple(int(s) for s in shape)
     numel = self._data.size
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    known = 1
-    for s in shape:
-        if s != -1:
-            if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+    # at::infer_size: checks in order, one dimension at a time.
+    infer, known = None, 1
+    for k, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = k
+        elif s >= 0:
             known *= s
-    if -1 in shape:
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    elif known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return shape
+        else:
+            raise RuntimeError(f"invalid shape dimension {s} at index {k} of shape {list(shape)}")
+    if numel == known or (infer is not None and known > 0 and numel % known == 0):
+        if infer is None:
+            return shape
+        if known == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because "
+                               "the unspecified dimension size -1 can be any value and is ambiguous")
+        return shape[:infer] + (numel // known,) + shape[infer + 1:]
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+
+
+def _require_args(name, what, args):
+    if not args:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "{what}"')
 
 
 def view(self, *shape):
+    _require_args("view", "size", shape)
     shape = _normalize_shape(self, shape)
     try:
         np.reshape(self._data, shape, copy=False)
@@ -84,6 +100,7 @@ def view(self, *shape):
 
 
 def reshape(self, *shape):
+    _require_args("reshape", "shape", shape)
     shape = _normalize_shape(self, shape)
     try:
         np.reshape(self._data, shape, copy=False)
@@ -91,7 +108,10 @@ def reshape(self, *shape):
         in_shape = self._data.shape
         return _copying_shape_op(self, "UnsafeView", self._data.reshape(shape),
                                  lambda g: g.reshape(in_shape))
-    return view(self, shape)
+    if self.is_contiguous():
+        return view(self, shape)
+    in_shape = self._data.shape  # a view of a non-contiguous tensor: PyTorch's _reshape_alias
+    return make_view(self, "ReshapeAlias", lambda a: a.reshape(shape), lambda g: g.reshape(in_shape))
 
 
 def flatten(self, start_dim=0, end_dim=-1):
@@ -100,11 +120,14 @@ def flatten(self, start_dim=0, end_dim=-1):
     start, end = self._dim(start_dim), self._dim(end_dim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return self
     shape = self.shape
     return reshape(self, shape[:start] + (-1,) + shape[end + 1:])
 
 
 def permute(self, *dims):
+    _require_args("permute", "dims", dims)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     if len(dims) != self.ndim:
@@ -128,7 +151,9 @@ def transpose(self, dim0, dim1):
 def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return transpose(self, 0, -1) if self.ndim == 2 else transpose(self, 0, 0)
+    if self.ndim < 2:
+        return make_view(self, "T", lambda a: a, lambda g: g)
+    return make_view(self, "T", lambda a: a.swapaxes(0, 1), lambda g: g.swapaxes(0, 1))
 
 
 def squeeze(self, dim=None):
@@ -153,15 +178,18 @@ def unsqueeze(self, dim):
 
 
 def expand(self, *sizes):
+    _require_args("expand", "size", sizes)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     shape = self._data.shape
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+        raise RuntimeError(f"expand(nbgrad.{self.dtype.tensor_type}{{{list(shape)}}}, "
+                           f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) must be greater "
                            f"or equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
-    target = []
-    for k, s in enumerate(sizes):
+    target = [None] * len(sizes)
+    for k in reversed(range(len(sizes))):  # PyTorch reports the last bad dimension
+        s = sizes[k]
         old = shape[k - lead] if k >= lead else None
         if s == -1:
             if old is None:
@@ -172,11 +200,20 @@ def expand(self, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size "
                                f"({old}) at non-singleton dimension {k}.  Target sizes: {list(sizes)}."
                                f"  Tensor sizes: {list(shape)}")
-        target.append(s)
+        target[k] = s
     target = tuple(target)
     backend = self._backend
-    return make_view(self, "Expand", lambda a: np.broadcast_to(a, target),
+    return make_view(self, "Expand", lambda a: _broadcast_view(a, target),
                      lambda g: backend.sum_to_shape(g, shape))
+
+
+def _broadcast_view(a, target):
+    """A writeable view of ``a`` broadcast to ``target`` (expanded dims get
+    stride 0), like PyTorch's expand; NumPy's broadcast_to is read-only."""
+    lead = len(target) - a.ndim
+    strides = [0] * lead + [0 if n == 1 and t != 1 else s
+                            for n, t, s in zip(a.shape, target[lead:], a.strides)]
+    return np.lib.stride_tricks.as_strided(a, target, strides, writeable=a.flags.writeable)
 
 
 def expand_as(self, other):

@@ -6,14 +6,18 @@ pass over memory. Kernels are specialised by the number of (coalesced)
 dimensions and by which arguments are scalars; Numba then specialises by dtype
 and memory layout. Small arrays run a serial loop, large ones a ``prange`` loop.
 """
+import functools
+
 import numba
 import numpy as np
 
 from ..kernel_source import load_module
+from .allocator import pool
 
 PARALLEL_THRESHOLD = 1 << 15  # elements; below it thread start-up costs more than it saves
 
-_kernels = {}
+_forward_kernels = {}
+_backward_kernels = {}
 
 
 def _inline(fn):
@@ -36,17 +40,10 @@ def _module_source(signature, ndim, body_for, shape_of):
     text = []
     for variant, loop, options in (("serial", "range", ""), ("parallel", "prange", "parallel=True, ")):
         text.append(
-            f"@numba.njit({options}cache=True, nogil=True)\n"
+            f"@numba.njit({options}cache=True, nogil=True, error_model=\"numpy\")\n"
             f"def {variant}({signature}):\n"
             + nest.format(prange=loop, range="range") + "\n" + body + "\n")
     return "import numba\nfrom numba import prange\n\n\n" + "\n\n".join(text)
-
-
-def _kernel(key, build):
-    module = _kernels.get(key)
-    if module is None:
-        module = _kernels[key] = build()
-    return module
 
 
 def _forward_module(row, kinds, ndim):
@@ -91,8 +88,13 @@ def _backward_module(row, wanted, kinds, ndim):
 def _coalesce(shape, arrays):
     """Merge dimensions that are contiguous for every array (and drop size-1
     ones), so most work runs as a flat 1-D loop that LLVM can vectorize."""
-    if all(a.flags.c_contiguous for a in arrays):
-        return (int(np.prod(shape)),), [a.reshape(-1) for a in arrays]
+    if len(shape) == 1:  # already flat (strided and broadcast inputs included)
+        return 1, arrays
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            break
+    else:  # the common case, kept cheap
+        return 1, [a.reshape(-1) for a in arrays]
     dims = [(n, [a.strides[k] for a in arrays]) for k, n in enumerate(shape) if n != 1]
     merged = []
     for n, strides in dims:
@@ -106,29 +108,41 @@ def _coalesce(shape, arrays):
     views = [np.lib.stride_tricks.as_strided(a, new_shape, [s[j] for _, s in merged],
                                              writeable=a.flags.writeable)
              for j, a in enumerate(arrays)]
-    return new_shape, views
+    return len(new_shape), views
 
 
 def _variant(module, size):
     return module.parallel if size >= PARALLEL_THRESHOLD else module.serial
 
 
-def _kinds(args):
-    return "".join("a" if isinstance(a, np.ndarray) else "s" for a in args)
-
-
 def forward(row, out, args):
     """Write ``row.forward(*args)`` into ``out``. Array arguments must already
     have ``out``'s shape (broadcast views are fine); others are NumPy scalars."""
-    args = list(args)
-    slots = [k for k, a in enumerate(args) if isinstance(a, np.ndarray)]
-    shape, views = _coalesce(out.shape, [out, *(args[k] for k in slots)])
-    for k, view in zip(slots, views[1:]):
-        args[k] = view
-    kinds = _kinds(args)
-    module = _kernel((row, "fwd", kinds, len(shape)),
-                     lambda: _forward_module(row, kinds, len(shape)))
+    kinds = ""
+    arrays = [out]
+    for a in args:
+        if isinstance(a, np.generic):
+            kinds += "s"
+        else:
+            kinds += "a"
+            arrays.append(a)
+    ndim, views = _coalesce(out.shape, arrays)
+    if len(views) > 1:
+        remaining = iter(views[1:])
+        args = [a if kind == "s" else next(remaining) for a, kind in zip(args, kinds)]
+    key = (row, kinds, ndim)
+    module = _forward_kernels.get(key)
+    if module is None:
+        module = _forward_kernels[key] = _forward_module(row, kinds, ndim)
     _variant(module, out.size)(views[0], *args)
+
+
+@functools.lru_cache(maxsize=None)
+def _backward_plan(row, wanted, kinds):
+    """Which values the fused kernel reads, in its argument order."""
+    reads, _ = _backward_reads(row, wanted)
+    scalar = {f"x{k}" for k, kind in enumerate(kinds) if kind == "s"}
+    return reads, tuple(name not in scalar for name in reads)
 
 
 def backward(row, wanted, grad, args, out):
@@ -136,17 +150,22 @@ def backward(row, wanted, grad, args, out):
     computed in one pass. ``args``/``out`` hold the saved values (None where
     not saved, which is only where the derivatives do not read them)."""
     shape = grad.shape
-    kinds = _kinds(args)
+    kinds = "".join("s" if isinstance(a, np.generic) else "a" for a in args)
     wanted = tuple(wanted)
-    reads, _ = _backward_reads(row, wanted)
-    values = {"g": grad, "out": out, **{f"x{k}": a for k, a in enumerate(args)}}
+    reads, is_array = _backward_plan(row, wanted, kinds)
+    values = {"g": grad, "out": out}
+    for k, a in enumerate(args):
+        values[f"x{k}"] = a
     operands = [values[name] for name in reads]
-    slots = [j for j, v in enumerate(operands) if isinstance(v, np.ndarray)]
-    grads = [np.empty(shape, dtype=grad.dtype) for _ in wanted]
-    new_shape, views = _coalesce(shape, [np.broadcast_to(operands[j], shape) for j in slots] + grads)
-    for j, view in zip(slots, views):
-        operands[j] = view
-    module = _kernel((row, "bwd", wanted, kinds, len(new_shape)),
-                     lambda: _backward_module(row, wanted, kinds, len(new_shape)))
-    _variant(module, grad.size)(*operands, *views[len(slots):])
+    arrays = [v if v.shape == shape else np.broadcast_to(v, shape)
+              for v, array in zip(operands, is_array) if array]
+    grads = [pool.empty(shape, grad.dtype) for _ in wanted]
+    ndim, views = _coalesce(shape, arrays + grads)
+    remaining = iter(views)
+    operands = [next(remaining) if array else v for v, array in zip(operands, is_array)]
+    key = (row, wanted, kinds, ndim)
+    module = _backward_kernels.get(key)
+    if module is None:
+        module = _backward_kernels[key] = _backward_module(row, wanted, kinds, ndim)
+    _variant(module, grad.size)(*operands, *views[len(arrays):])
     return grads

@@ -1,0 +1,216 @@
+"""Shared pieces of the asv suite and of ``python -m asv_bench.compare``.
+
+Everything here is driven by ``nbgrad.ROWS``, so a new row gets benchmarked
+without touching the suite. Inputs are generated with NumPy and handed to
+nbgrad (and PyTorch, in ``compare``) without copying, so every framework works
+on the very same values.
+"""
+import numba
+import numpy as np
+
+import nbgrad
+
+def _start_numba():
+    """Pay Numba's one-time start-up (LLVM and target set-up, about half a
+    second) once, at import: asv imports the suite once and forks a process
+    per benchmark case, which inherit it. A serial function only: an OpenMP
+    pool started before a fork would not survive in the children."""
+    @numba.njit(cache=False)
+    def one(x):
+        return x + 1
+    one(1)
+
+
+_start_numba()
+
+SIZES = [1_000, 100_000, 10_000_000]
+DTYPES = ["float32", "float64"]
+
+# Inputs that are Python scalars rather than tensors, per row; every other
+# input is an array sampled from the row's domain (a bool mask for the row's
+# ``bool_inputs``).
+SCALAR_INPUTS = {"clamp": {"lo": -1.0, "hi": 1.0}}
+
+def nbgrad_function(row):
+    """How a user calls the row: ``nbgrad.<name>`` when nbgrad exports it
+    (``nbgrad.clamp``, ``nbgrad.where``), else the row object itself."""
+    fn = getattr(nbgrad, row.name, None)
+    return fn if callable(fn) else row
+
+
+def is_table_row(row):
+    """Rows a user calls as an op. ``copy`` and ``fill`` (``method=False``,
+    not exported) are the in-place writes behind ``copy_``/``fill_``."""
+    return row.method or callable(getattr(nbgrad, row.name, None))
+
+
+def table_rows():
+    return [row for row in nbgrad.ROWS if is_table_row(row)]
+
+
+def row_by_name(name):
+    for row in nbgrad.ROWS:
+        if row.name == name:
+            return row
+    raise KeyError(f"no elementwise row named {name!r}; rows: {[r.name for r in nbgrad.ROWS]}")
+
+
+def numpy_inputs(row, n, dtype, seed=0):
+    """One value per row input: arrays of ``n`` elements or Python scalars."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    lo, hi = row.domain
+    args = []
+    for k, name in enumerate(row.inputs):
+        if k in row.bool_inputs:
+            args.append(rng.random(n, dtype=np.float32) < 0.5)
+        elif name in SCALAR_INPUTS.get(row.name, {}):
+            args.append(SCALAR_INPUTS[row.name][name])
+        else:
+            x = rng.random(n, dtype=np.float64 if dtype == np.float64 else np.float32)
+            x *= hi - lo
+            x += lo
+            args.append(x.astype(dtype, copy=False))
+    return args
+
+
+def upstream_gradient(n, dtype, seed=1):
+    """The gradient handed to ``backward``: ``n`` values in [-2, 2)."""
+    rng = np.random.default_rng(seed)
+    return (rng.random(n) * 4 - 2).astype(dtype)
+
+
+def grad_inputs(row, args):
+    """Indices of the inputs that get a gradient: differentiable, floating arrays."""
+    return [i for i in row.differentiable
+            if isinstance(args[i], np.ndarray) and args[i].dtype.kind == "f"]
+
+
+def is_differentiable(row):
+    return bool(row.differentiable) and row.result != "bool"
+
+
+def to_nbgrad(args, grad_indices=()):
+    out = []
+    for k, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            t = nbgrad.from_numpy(a)
+            if k in grad_indices:
+                t.requires_grad_()
+            out.append(t)
+        else:
+            out.append(a)
+    return out
+
+
+def forward_bytes(row, args, dtype):
+    """Bytes an ideal forward reads and writes (each element once)."""
+    n = next(a.size for a in args if isinstance(a, np.ndarray))
+    out_itemsize = 1 if row.result == "bool" else np.dtype(dtype).itemsize
+    return sum(a.nbytes for a in args if isinstance(a, np.ndarray)) + n * out_itemsize
+
+
+def backward_bytes(row, args, dtype):
+    """Bytes an ideal fused backward reads (``g`` and what the derivatives
+    read) and writes (one gradient per input that gets one)."""
+    itemsize = np.dtype(dtype).itemsize
+    n = next(a.size for a in args if isinstance(a, np.ndarray))
+    wanted = grad_inputs(row, args)
+    reads = {"g"} | {p for i in wanted for p in row.grad_params(i)}
+    total = 0
+    for name in reads:
+        if name in ("g", "out"):
+            total += n * itemsize
+        else:
+            a = args[row.inputs.index(name)]
+            if isinstance(a, np.ndarray):
+                total += a.nbytes
+    return total + len(wanted) * n * itemsize
+
+
+class LastCase:
+    """Keeps the data of the last benchmark case only: asv re-runs ``setup``
+    before every sample, and re-creating 10^7-element inputs each time would
+    dominate the run, while keeping every case would exhaust memory."""
+
+    def __init__(self):
+        self.key, self.value = None, None
+
+    def get(self, key, make):
+        if key != self.key:
+            self.key, self.value = None, None  # free the old case first
+            self.value, self.key = make(), key
+        return self.value
+
+
+# ----------------------------------------------------------------- tiny chain
+CHAIN_N = 16
+CHAIN_OPS = 10
+
+
+def chain(x, w, b):
+    """Ten elementwise ops; the same code runs on nbgrad, torch and the
+    NumPy tape in ``compare``."""
+    y = x * w
+    y = y + b
+    y = y.sigmoid()
+    y = y.tanh()
+    y = y - x
+    y = y.relu()
+    y = y * w
+    y = y.exp()
+    y = -y
+    y = y.sin()
+    return y
+
+
+def chain_inputs(seed=0, n=CHAIN_N, dtype="float32"):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1, 1, n).astype(dtype) for _ in range(3)] + [
+        rng.uniform(-1, 1, n).astype(dtype)]  # x, w, b, upstream gradient
+
+
+# ---------------------------------------------------------------- MLP step
+BATCH, IN, HIDDEN, OUT = 256, 784, 256, 10
+LR = 0.1
+
+
+def mlp_data(seed=0, dtype="float32"):
+    """x, labels, [w1, b1, w2, b2] as NumPy arrays (fresh copies each call)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((BATCH, IN)).astype(dtype)
+    labels = rng.integers(0, OUT, BATCH).astype(np.int64)
+    params = [
+        (rng.standard_normal((IN, HIDDEN)) / np.sqrt(IN)).astype(dtype),
+        np.zeros(HIDDEN, dtype),
+        (rng.standard_normal((HIDDEN, OUT)) / np.sqrt(HIDDEN)).astype(dtype),
+        np.zeros(OUT, dtype),
+    ]
+    return x, labels, params
+
+
+def make_train_step(lib, x, labels, params, lr=LR):
+    """One SGD step of a 784-256-10 ReLU MLP with cross-entropy, written with
+    raw tensors. ``lib`` is ``nbgrad`` or ``torch``; the code is the same."""
+    w1, b1, w2, b2 = params
+    n = x.shape[0]
+
+    def step():
+        h = (x @ w1 + b1).relu()
+        logits = h @ w2 + b2
+        loss = -logits.log_softmax(1)[lib.arange(n), labels].mean()
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= lr * p.grad
+                p.grad = None
+        return loss
+
+    return step
+
+
+def nbgrad_train_step(seed=0):
+    x, labels, params = mlp_data(seed)
+    x, labels = nbgrad.from_numpy(x), nbgrad.from_numpy(labels)
+    params = [nbgrad.from_numpy(p).requires_grad_() for p in params]
+    return make_train_step(nbgrad, x, labels, params)

@@ -1,0 +1,148 @@
+"""Where the CUDA backend runs, and how kernels are launched.
+
+Nothing here touches the CUDA driver at import time: ``numba.cuda`` is
+imported on first use, the device is queried on the first launch, and
+``require()`` explains why CUDA cannot be used (numba-cuda missing, or no
+driver/GPU) and what to install.
+
+The simulator (``NUMBA_ENABLE_CUDASIM=1``, read by Numba when it is first
+imported) runs every CUDA thread as a Python thread, so launches there use a
+small grid and small blocks (and kernels are generated with small tiles and
+shared-memory sizes); on hardware blocks have 256 threads and the grid is
+capped at 32 blocks per multiprocessor (the grid-stride loops do the rest).
+"""
+import importlib.util
+import math
+
+_cuda = None
+_ready = False
+_sm_count = None
+
+THREADS = 256            # threads per block for grid-stride kernels (hardware)
+BLOCKS_PER_SM = 32
+SIM_THREADS = 8          # simulator: every thread is a Python thread
+SIM_BLOCKS = 2           # ... and at least two blocks, so grid-stride loops are exercised
+REDUCE_THREADS = 256     # largest block of a reduction (a power of two)
+SIM_REDUCE_THREADS = 8
+TILE = 16                # matmul tile (TILE x TILE threads per block)
+SIM_TILE = 4
+MAX_GRID_YZ = 65535      # grid limit in y and z; the matmul loops over more row tiles/batches
+SIM_MAX_GRID_YZ = 2      # ... which the simulator exercises with small grids
+
+INSTALL_HINT = "pip install 'nbgrad[cuda]'"
+
+
+def cuda():
+    """The ``numba.cuda`` module (imported on first use)."""
+    global _cuda
+    if _cuda is None:
+        from numba import cuda as module
+        _cuda = module
+    return _cuda
+
+
+def simulator():
+    """True when Numba runs CUDA kernels in its CPU simulator."""
+    if importlib.util.find_spec("numba_cuda") is None:
+        return False
+    return _is_sim()
+
+
+def _is_sim():
+    from numba.cuda import config
+    return bool(config.ENABLE_CUDASIM)
+
+
+def unavailable_reason():
+    """None when CUDA kernels can run here (a GPU, or the simulator); else a
+    sentence saying why not and what to install."""
+    if importlib.util.find_spec("numba_cuda") is None:
+        return ("CUDA is not available: nbgrad's CUDA backend needs numba-cuda, which is not "
+                f"installed. Install it with: {INSTALL_HINT} (it brings numba-cuda[cu13]).")
+    try:
+        module = cuda()
+    except Exception as error:  # a broken install
+        return (f"CUDA is not available: importing numba.cuda failed ({error}). "
+                f"Reinstall it with: {INSTALL_HINT}")
+    if _is_sim():
+        return None
+    try:
+        if module.is_available():
+            return None
+    except Exception:  # is_available() should not raise; never let it escape
+        pass
+    why = None
+    try:
+        from numba.cuda.cudadrv.driver import driver
+        why = getattr(driver, "initialization_error", None)
+    except Exception:
+        pass
+    why = " ".join(str(why).split()).rstrip(".:") if why else "no CUDA-capable GPU was found"
+    return (f"CUDA is not available: {why}. nbgrad's CUDA backend needs an NVIDIA GPU with its "
+            f"driver installed (check with nvidia-smi) and numba-cuda ({INSTALL_HINT}). To run "
+            "CUDA code on the CPU instead, set NUMBA_ENABLE_CUDASIM=1 before nbgrad is imported.")
+
+
+def is_available():
+    try:
+        return unavailable_reason() is None
+    except Exception:
+        return False
+
+
+def require():
+    """Raise RuntimeError saying why CUDA is unusable; cached once it is usable."""
+    global _ready
+    if _ready:
+        return
+    reason = unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(reason)
+    _ready = True
+    if not _is_sim():
+        # Small launches are normal for an autograd runtime; Numba would warn on each.
+        from numba.cuda import config
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+
+
+def sm_count():
+    global _sm_count
+    if _sm_count is None:
+        _sm_count = 1 if _is_sim() else int(cuda().get_current_device().MULTIPROCESSOR_COUNT)
+    return _sm_count
+
+
+def grid_for(n):
+    """(blocks, threads) for a grid-stride loop over ``n`` items."""
+    if _is_sim():
+        threads = SIM_THREADS
+        return max(1, min(math.ceil(n / threads), SIM_BLOCKS)), threads
+    return max(1, min(math.ceil(n / THREADS), BLOCKS_PER_SM * sm_count())), THREADS
+
+
+def max_blocks():
+    return SIM_BLOCKS if _is_sim() else BLOCKS_PER_SM * sm_count()
+
+
+def reduce_threads_max():
+    return SIM_REDUCE_THREADS if _is_sim() else REDUCE_THREADS
+
+
+def tile():
+    return SIM_TILE if _is_sim() else TILE
+
+
+def max_grid_yz():
+    return SIM_MAX_GRID_YZ if _is_sim() else MAX_GRID_YZ
+
+
+def device_name():
+    if _is_sim():
+        return "CUDA simulator"
+    return cuda().get_current_device().name.decode() if isinstance(
+        cuda().get_current_device().name, bytes) else str(cuda().get_current_device().name)
+
+
+def synchronize():
+    require()
+    cuda().synchronize()

@@ -1,0 +1,171 @@
+"""The CUDA backend's functions on raw arrays (``DeviceArray``), with the
+same names and meanings as the CPU backend's (``nbgrad.backends.cpu``), plus
+the device-side helpers the autograd layer needs where the CPU code calls
+NumPy directly. ``nbgrad.backends.cuda`` exposes all of them lazily."""
+import numba
+import numpy as np
+
+from . import _runtime, elementwise, memory, reductions
+from .array import DeviceArray, empty, from_cuda_array, stats, to_device
+from .gemm import matmul
+
+elementwise_forward = elementwise.forward
+elementwise_backward = elementwise.backward
+reduce_sum = reductions.reduce_sum
+reduce_max = reductions.reduce_max
+reduce_min = reductions.reduce_min
+argmax = reductions.argmax
+argmin = reductions.argmin
+max_with_indices = reductions.max_with_indices
+min_with_indices = reductions.min_with_indices
+sum_to_shape = reductions.sum_to_shape
+softmax = reductions.softmax
+log_softmax = reductions.log_softmax
+softmax_backward = reductions.softmax_backward
+log_softmax_backward = reductions.log_softmax_backward
+may_share_memory = memory.may_share_memory
+concatenate = memory.concatenate
+stack = memory.stack
+split = memory.split
+take_along_axis = memory.take_along_axis
+put_along_axis = memory.put_along_axis
+add_at = memory.add_at
+
+__all__ = [
+    "DeviceArray", "empty", "zeros", "full", "asarray", "cast", "copy", "add", "add_into",
+    "sum_to_shape", "scatter_into_view", "may_share_memory", "matmul", "swap_last",
+    "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "broadcast_to",
+    "elementwise_forward", "elementwise_backward", "memory_stats", "empty_cache",
+    "set_num_threads", "get_num_threads", "to_device", "to_numpy", "from_cuda_array",
+    "as_strided", "expand_dims", "squeeze", "concatenate", "stack", "split", "take_along_axis",
+    "put_along_axis", "add_at", "index_put", "max_with_indices", "min_with_indices", "softmax",
+    "log_softmax", "softmax_backward", "log_softmax_backward", "device_name",
+]
+
+
+def zeros(shape, dtype):
+    out = empty(shape, dtype)
+    memory.fill(out, 0)
+    return out
+
+
+def full(shape, value, dtype):
+    out = empty(shape, dtype)
+    memory.fill(out, value)
+    return out
+
+
+def asarray(data, dtype=None):
+    """A DeviceArray for ``data``: a DeviceArray (cast if ``dtype`` differs),
+    anything with ``__cuda_array_interface__`` (wrapped without a copy), or
+    host data (copied to the device)."""
+    dtype = None if dtype is None else np.dtype(dtype)
+    if not isinstance(data, DeviceArray) and hasattr(data, "__cuda_array_interface__"):
+        data = from_cuda_array(data)
+    if isinstance(data, DeviceArray):
+        return data if dtype is None or data.dtype == dtype else data.astype(dtype)
+    return to_device(np.asarray(data, dtype=dtype))
+
+
+def to_numpy(a):
+    """A host (NumPy) copy of a DeviceArray."""
+    return a.copy_to_host()
+
+
+def cast(a, dtype):
+    return a.astype(dtype)
+
+
+def copy(a):
+    return memory.copy(a)
+
+
+def add(a, b):
+    return elementwise.binary("add", a, b)
+
+
+def add_into(dst, src):
+    """``dst += src`` (``src`` broadcastable to ``dst``)."""
+    elementwise.binary("add", dst, src, out=dst)
+
+
+def _non_overlapping(a):
+    """True when no two elements of the view share memory."""
+    dims = sorted((abs(s), n) for s, n in zip(a.estrides, a.shape) if n > 1)
+    reach = 1
+    for stride, n in dims:
+        if stride < reach:
+            return False
+        reach = stride * n
+    return True
+
+
+def scatter_into_view(base_shape, dtype, view_fn, grad):
+    """Zeros of ``base_shape`` with ``grad`` added where ``view_fn`` looks
+    (an overlapping view, such as an expand, accumulates with atomics)."""
+    out = zeros(base_shape, dtype)
+    region = view_fn(out)
+    if _non_overlapping(region):
+        memory.copy_into(region, grad)
+    else:
+        memory.add_into_view(region, grad)
+    return out
+
+
+def index_put(a, key, value):
+    """``a[key] = value`` (any NumPy key; value a scalar, host or device array)."""
+    a[key] = value
+
+
+def swap_last(a):
+    return a.swapaxes(-1, -2)
+
+
+def broadcast_to(a, shape):
+    return a.broadcast_to(shape)
+
+
+def as_strided(a, shape, strides):
+    """A view with byte ``strides`` (``np.lib.stride_tricks.as_strided``)."""
+    return a.as_strided(shape, strides)
+
+
+def expand_dims(a, axis):
+    return a.expand_dims(axis)
+
+
+def squeeze(a, axis=None):
+    return a.squeeze(axis)
+
+
+def memory_stats():
+    """Bytes held by this backend's live device buffers (``allocations``
+    counts every buffer it made). Buffers come straight from Numba's
+    allocator: nothing is cached, so ``cached_bytes`` and ``hits`` are 0."""
+    return {
+        "allocated_bytes": stats.allocated_bytes,
+        "peak_allocated_bytes": stats.peak_allocated_bytes,
+        "cached_bytes": 0,
+        "hits": 0,
+        "misses": stats.allocations,
+    }
+
+
+def empty_cache():
+    """Free the device memory of dead buffers now (Numba defers frees)."""
+    if _runtime._ready and not _runtime.simulator():
+        _runtime.cuda().current_context().deallocations.clear()
+
+
+def set_num_threads(n):
+    """Host threads (for the CPU-side work around kernels); the GPU grid is sized per launch."""
+    numba.set_num_threads(n)
+
+
+def get_num_threads():
+    return numba.get_num_threads()
+
+
+def device_name():
+    _runtime.require()
+    return _runtime.device_name()

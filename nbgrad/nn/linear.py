@@ -1,0 +1,55 @@
+"""``Identity`` and ``Linear``."""
+import math
+
+from .. import creation
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+
+class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``; weight ``(out_features, in_features)``.
+    Initialised as in PyTorch: kaiming_uniform_(a=sqrt(5)) and a bias
+    uniform in ±1/sqrt(in_features)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(creation.empty(out_features, in_features, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(creation.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        shape = getattr(input, "shape", None)
+        if shape is not None and (len(shape) == 0 or shape[-1] != self.in_features):
+            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input with last "
+                               f"dimension {self.in_features}, got shape {list(shape)}")
+        if shape is not None and input.dtype is not self.weight.dtype:
+            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input of dtype "
+                               f"{self.weight.dtype}, got {input.dtype} (convert the input with "
+                               f".to({self.weight.dtype}) or the layer with .to({input.dtype}))")
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")

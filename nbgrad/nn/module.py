@@ -1,0 +1,514 @@
+"""``nn.Module``: the base class of layers and models, as in PyTorch.
+
+Parameters, buffers and submodules are registered by attribute assignment;
+``state_dict``/``load_state_dict`` save and restore them by dotted name.
+"""
+import collections
+import itertools
+
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from .parameter import Parameter
+
+_StateDict = collections.OrderedDict
+
+
+class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(text, spaces):
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    first = lines.pop(0)
+    return first + "\n" + "\n".join(" " * spaces + line for line in lines)
+
+
+class _RemovableHandle:
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+        self.id = next(self._ids)
+
+    def remove(self):
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _typename(value):
+    if isinstance(value, Tensor):
+        return "nbgrad.Tensor"
+    return type(value).__module__ + "." + type(value).__qualname__ \
+        if type(value).__module__ != "builtins" else type(value).__qualname__
+
+
+class Module:
+    """Base class for all neural network modules.
+
+    Subclasses call ``super().__init__()`` and then assign parameters,
+    buffers and submodules as attributes; ``forward`` says what a call does.
+    """
+
+    training: bool
+
+    def __init__(self):
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "_forward_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
+
+    # ------------------------------------------------------------ forward
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook):
+        """``hook(module, args)`` runs before ``forward``; it may return new args."""
+        handle = _RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook):
+        """``hook(module, args, output)`` runs after ``forward``; it may return a new output."""
+        handle = _RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle.id] = hook
+        return handle
+
+    # -------------------------------------------------------- registration
+    def register_parameter(self, name, param):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_name(name, "parameter")
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(nbgrad.nn.Parameter or None required)")
+        if param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                f"created explicitly. To express '{name}' as a function of another Tensor, compute "
+                "the value in the forward() method.")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name(name, "buffer")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(nbgrad Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        _check_name(name, "module")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name, value):
+        def remove_from(*stores):
+            for store in stores:
+                if name in store:
+                    if isinstance(store, dict):
+                        del store[name]
+                    else:
+                        store.discard(name)
+
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(nbgrad.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = self.__dict__.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(self.__dict__, self._parameters, self._buffers,
+                            self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                    "(nbgrad.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = self.__dict__.get("_buffers")
+                if buffers is not None and name in buffers:
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                        "(nbgrad Tensor or None expected)")
+                    buffers[name] = value
+                else:
+                    object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        # Only called when normal lookup fails.
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = list(object.__dir__(self)) + list(self._parameters) + list(self._modules) + list(
+            self._buffers)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    # ----------------------------------------------------------- traversal
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self):
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self):
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        seen = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in get_members(module):
+                if value is None:
+                    continue
+                if remove_duplicate:
+                    if id(value) in seen:
+                        continue
+                    seen.add(id(value))
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        module = self
+        for item in target.split("."):
+            if not isinstance(module, Module) or item not in module._modules:
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
+            module = module._modules[item]
+        return module
+
+    def get_parameter(self, target):
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in module._parameters:
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return module._parameters[name]
+
+    def apply(self, fn):
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ------------------------------------------------------------- modes
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` on every parameter: ``False`` freezes the module."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.requires_grad_(False)
+                p.grad.zero_()
+
+    # --------------------------------------------------- device and dtype
+    def _apply(self, fn):
+        """Replace every parameter's and buffer's data by ``fn(data)``, keeping
+        the Parameter objects (so optimizers keep working), as PyTorch does."""
+        for module in self.modules():
+            with grad_mode.no_grad():
+                for p in module._parameters.values():
+                    if p is None:
+                        continue
+                    new = fn(p)
+                    if new is not p:
+                        p.data = new
+                    if p.grad is not None:
+                        new_grad = fn(p.grad)
+                        if new_grad is not p.grad:
+                            p.grad.data = new_grad
+                for key, b in module._buffers.items():
+                    if b is not None:
+                        module._buffers[key] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs):
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
+        Floating-point parameters and buffers take the dtype; all take the device."""
+        from ..device import device as Device
+        from .. import dtypes
+
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
+        for arg in args:
+            if isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif isinstance(arg, (str, Device)):
+                device = arg
+            elif arg is not None:
+                dtype = arg
+        if dtype is not None:
+            dtype = dtypes.to_dtype(dtype)
+            if not dtype.is_floating_point:
+                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+                                f"desired dtype={dtype}")
+        if device is not None:
+            device = Device(device)
+
+        def convert(t):
+            out = t
+            if device is not None and out.device != device:
+                out = out.to(device)
+            if dtype is not None and out.is_floating_point() and out.dtype is not dtype:
+                out = out.to(dtype)
+            return out
+
+        return self._apply(convert)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int)
+                       else device)
+
+    def float(self):
+        from .. import dtypes
+        return self.to(dtypes.float32)
+
+    def double(self):
+        from .. import dtypes
+        return self.to(dtypes.float64)
+
+    def type(self, dst_type):
+        return self.to(dst_type)
+
+    # ---------------------------------------------------------- state dict
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """An ordered dict of every parameter and persistent buffer by dotted
+        name. Values are detached aliases (they share memory with the module)."""
+        if destination is None:
+            destination = _StateDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        return destination
+
+    def _local_state(self):
+        state = collections.OrderedDict()
+        for name, p in self._parameters.items():
+            if p is not None:
+                state[name] = p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                state[name] = b
+        return state
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy parameters and buffers from ``state_dict``.
+
+        Every problem is found before anything is written: missing and
+        unexpected keys (when ``strict``), values that are not tensors and
+        mis-shaped values are all reported together in one RuntimeError, and
+        the module is left unchanged. Returns ``(missing_keys, unexpected_keys)``.
+        """
+        if not isinstance(state_dict, collections.abc.Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        expected = collections.OrderedDict()
+        for prefix, module in self.named_modules():
+            for name, value in module._local_state().items():
+                expected[prefix + ("." if prefix else "") + name] = value
+        missing = [k for k in expected if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in expected]
+        problems = []
+        copies = []
+        for key, target in expected.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                problems.append(f'While copying the parameter named "{key}", expected nbgrad.Tensor '
+                                f"or Tensor-like object from checkpoint but received {type(value)}")
+                continue
+            if tuple(value.shape) != tuple(target.shape):
+                problems.append(f"size mismatch for {key}: copying a param with shape {value.shape} "
+                                f"from checkpoint, the shape in current model is {target.shape}.")
+                continue
+            if value.device != target.device:
+                problems.append(f"device mismatch for {key}: copying a param on {value.device} "
+                                f"from checkpoint, the current model's is on {target.device}.")
+                continue
+            copies.append((target, value))
+        if strict:
+            if unexpected:
+                problems.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                problems.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if problems:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(problems)))
+        with grad_mode.no_grad():
+            for target, value in copies:
+                if value is not target and value._data is not target._data:
+                    target.copy_(value)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # --------------------------------------------------------------- repr
+    def extra_repr(self):
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(module), 2)
+                       for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        text = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                text += extra_lines[0]
+            else:
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"
+
+
+def _check_name(name, kind):
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')

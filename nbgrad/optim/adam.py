@@ -1,0 +1,60 @@
+"""Adam and AdamW, as ``torch.optim.Adam`` / ``torch.optim.AdamW``."""
+import numpy as np
+
+from .. import creation, dtypes
+from . import _kernels
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """PyTorch's Adam (``decoupled_weight_decay=True`` gives AdamW). Per step
+    and parameter, one fused kernel does the weight decay, both moment
+    updates, the optional AMSGrad maximum and the parameter update."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _update(self, group, param, grad, state, p):
+        if not state:
+            state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
+            state["exp_avg"] = self._state_buffer(p)
+            state["exp_avg_sq"] = self._state_buffer(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = self._state_buffer(p)
+        amsgrad = group["amsgrad"]
+        if amsgrad and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = self._state_buffer(p)
+        step_t = state["step"]
+        step_t._data[...] += np.float32(1)
+        step = float(step_t._data)
+        exp_avg = state["exp_avg"]._data.reshape(-1)
+        exp_avg_sq = state["exp_avg_sq"]._data.reshape(-1)
+        max_sq = state["max_exp_avg_sq"]._data.reshape(-1) if amsgrad else exp_avg_sq
+        beta1, beta2 = group["betas"]
+        _kernels.adam(param, grad, exp_avg, exp_avg_sq, max_sq, lr=group["lr"], beta1=beta1,
+                      beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                      decoupled=group["decoupled_weight_decay"], step=step, amsgrad=amsgrad,
+                      maximize=group["maximize"])
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the Adam step."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)

@@ -1,0 +1,58 @@
+"""The CUDA backend module offers the CPU backend's functions under the
+same names, and its runtime helpers behave."""
+import inspect
+import gc
+
+import numpy as np
+
+import nbgrad.backends.cpu as cpu_backend
+from cuda_support import B, assert_close, dev
+
+
+def test_every_cpu_backend_function_exists_with_the_same_parameters():
+    names = [n for n, f in vars(cpu_backend).items()
+             if inspect.isfunction(f) and not n.startswith("_")]
+    names += ["elementwise_forward", "elementwise_backward"]
+    assert len(names) > 20
+    for name in names:
+        fn = getattr(B, name)
+        assert callable(fn), name
+        cpu_params = list(inspect.signature(getattr(cpu_backend, name)).parameters)
+        assert list(inspect.signature(fn).parameters)[:len(cpu_params)] == cpu_params, name
+    assert B.name == "cuda" and cpu_backend.name == "cpu"
+
+
+def test_runtime_helpers():
+    assert B.is_available()
+    B.require()
+    B.synchronize()
+    assert isinstance(B.device_name(), str) and B.device_name()
+    B.set_num_threads(B.get_num_threads())
+    B.empty_cache()
+
+
+def test_memory_stats_follow_live_buffers():
+    gc.collect()
+    before = B.memory_stats()
+    a = B.empty((1000,), np.float64)
+    during = B.memory_stats()
+    assert during["allocated_bytes"] - before["allocated_bytes"] == 8000
+    assert during["peak_allocated_bytes"] >= during["allocated_bytes"]
+    assert during["misses"] == before["misses"] + 1
+    view = a[10:20]
+    del a
+    gc.collect()
+    assert B.memory_stats()["allocated_bytes"] == during["allocated_bytes"]  # the view keeps it
+    del view
+    gc.collect()
+    assert B.memory_stats()["allocated_bytes"] == before["allocated_bytes"]
+
+
+def test_index_put_and_squeeze_helpers():
+    a = np.zeros((2, 1, 3))
+    d = dev(a)
+    B.index_put(d, (np.array([1]), 0, np.array([2])), 5.0)
+    a[np.array([1]), 0, np.array([2])] = 5.0
+    assert_close(d, a)
+    assert B.squeeze(d, 1).shape == (2, 3)
+    assert B.expand_dims(d, -1).shape == (2, 1, 3, 1)

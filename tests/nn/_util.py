@@ -1,0 +1,64 @@
+"""Helpers for comparing nbgrad.nn with torch.nn: copy weights across, run
+forward and backward on both, compare values and gradients."""
+import numpy as np
+import torch
+
+import nbgrad
+
+DTYPES = [(nbgrad.float32, torch.float32), (nbgrad.float64, torch.float64)]
+DTYPE_IDS = ["float32", "float64"]
+
+# Layers sum many products in an order that differs from PyTorch's (im2col,
+# BLAS blocking): float32 gets a few ulp of the sums' magnitude.
+TOL = {"float32": dict(rtol=1e-4, atol=1e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
+
+
+def numpy_of(t):
+    if isinstance(t, torch.Tensor):
+        return t.detach().numpy()
+    return np.asarray(t.detach().numpy())
+
+
+def assert_close(actual, expected, dtype_name=None):
+    a, e = numpy_of(actual), numpy_of(expected)
+    assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}"
+    assert a.dtype == e.dtype, f"dtype {a.dtype} != expected {e.dtype}"
+    np.testing.assert_allclose(a, e, **TOL[dtype_name or str(a.dtype)])
+
+
+def copy_weights(nb_module, torch_module):
+    """torch's state dict into the nbgrad module (same names, same shapes)."""
+    state = {k: nbgrad.tensor(v.detach().numpy()) for k, v in torch_module.state_dict().items()}
+    nb_module.load_state_dict(state)
+
+
+def run_both(nb_fn, torch_fn, inputs, dtype, seed=0, requires_grad=True):
+    """Call both functions on the same inputs (NumPy arrays, or ints/other
+    values passed through), backward a random cotangent, return
+    ``(nb_out, torch_out, nb_inputs, torch_inputs)``."""
+    nb_dtype, t_dtype = dtype
+    nb_in, t_in = [], []
+    for x in inputs:
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            nb_in.append(nbgrad.tensor(x, dtype=nb_dtype, requires_grad=requires_grad))
+            t_in.append(torch.tensor(x, dtype=t_dtype, requires_grad=requires_grad))
+        elif isinstance(x, np.ndarray):
+            nb_in.append(nbgrad.tensor(x))
+            t_in.append(torch.tensor(x))
+        else:
+            nb_in.append(x)
+            t_in.append(x)
+    nb_out, t_out = nb_fn(*nb_in), torch_fn(*t_in)
+    if requires_grad:
+        g = np.random.default_rng(seed).standard_normal(tuple(t_out.shape))
+        nb_out.backward(nbgrad.tensor(g, dtype=nb_dtype))
+        t_out.backward(torch.tensor(g, dtype=t_dtype))
+    return nb_out, t_out, nb_in, t_in
+
+
+def assert_grads_match(nb_module, torch_module, dtype_name):
+    t_params = dict(torch_module.named_parameters())
+    nb_params = dict(nb_module.named_parameters())
+    assert list(nb_params) == list(t_params)
+    for name, p in nb_params.items():
+        assert_close(p.grad, t_params[name].grad, dtype_name)

@@ -1,0 +1,65 @@
+"""ReLU, Sigmoid, Tanh, GELU, Softmax, LogSoftmax against torch."""
+import numpy as np
+import pytest
+import torch
+
+import nbgrad
+import nbgrad.nn as nn
+import nbgrad.nn.functional as F
+from nbgrad.autograd import gradcheck
+
+from ._util import DTYPE_IDS, DTYPES, assert_close, run_both
+
+MODULES = [
+    (lambda: nn.ReLU(), lambda: torch.nn.ReLU()),
+    (lambda: nn.Sigmoid(), lambda: torch.nn.Sigmoid()),
+    (lambda: nn.Tanh(), lambda: torch.nn.Tanh()),
+    (lambda: nn.GELU(), lambda: torch.nn.GELU()),
+    (lambda: nn.GELU(approximate="tanh"), lambda: torch.nn.GELU(approximate="tanh")),
+    (lambda: nn.Softmax(dim=1), lambda: torch.nn.Softmax(dim=1)),
+    (lambda: nn.LogSoftmax(dim=-1), lambda: torch.nn.LogSoftmax(dim=-1)),
+]
+IDS = ["relu", "sigmoid", "tanh", "gelu", "gelu-tanh", "softmax", "log_softmax"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("make", MODULES, ids=IDS)
+def test_activation_matches_torch(dtype, make):
+    name = DTYPE_IDS[DTYPES.index(dtype)]
+    x = np.random.default_rng(0).standard_normal((4, 5)) * 3
+    nb, tm = make[0](), make[1]()
+    out, tout, (nx,), (tx,) = run_both(nb, tm, [x], dtype)
+    assert_close(out, tout, name)
+    assert_close(nx.grad, tx.grad, name)
+    assert repr(nb) == repr(tm)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradcheck(approximate):
+    x = nbgrad.tensor(np.linspace(-4, 4, 13), requires_grad=True)
+    assert gradcheck(lambda t: F.gelu(t, approximate=approximate), (x,))
+
+
+def test_gelu_node_name_and_bad_argument():
+    x = nbgrad.randn(3, requires_grad=True)
+    assert F.gelu(x).grad_fn.name() == "GeluBackward"
+    with pytest.raises(RuntimeError, match="approximate"):
+        nn.GELU(approximate="fast")
+
+
+def test_relu_inplace_module_writes_its_input():
+    x = nbgrad.tensor([-1.0, 2.0])
+    h = x * 1
+    out = nn.ReLU(inplace=True)(h)
+    assert out is h and h._version == 1
+    np.testing.assert_array_equal(h.numpy(), [0.0, 2.0])
+    assert repr(nn.ReLU(inplace=True)) == repr(torch.nn.ReLU(inplace=True))
+
+
+def test_softmax_implicit_dim_warns_like_torch():
+    x = np.random.default_rng(1).standard_normal((2, 3))
+    with pytest.warns(UserWarning, match="Implicit dimension choice"):
+        out = F.softmax(nbgrad.tensor(x))
+    with pytest.warns(UserWarning):
+        expected = torch.nn.functional.softmax(torch.tensor(x))
+    assert_close(out, expected, "float64")

@@ -1,0 +1,62 @@
+"""Dropout: the mask, the scaling, train/eval, and its gradient."""
+import numpy as np
+import pytest
+import torch
+
+import nbgrad
+import nbgrad.nn as nn
+import nbgrad.nn.functional as F
+
+
+def test_dropout_zeroes_and_scales_in_training():
+    nbgrad.manual_seed(0)
+    x = nbgrad.ones(200, 100, requires_grad=True)
+    layer = nn.Dropout(p=0.25)
+    out = layer(x)
+    values = out.detach().numpy()
+    kept = values != 0
+    np.testing.assert_allclose(values[kept], 1 / 0.75, rtol=1e-6)
+    assert abs(kept.mean() - 0.75) < 0.01
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), values)  # d out / d x is the scaled mask
+
+
+def test_dropout_is_identity_in_eval_and_for_p_zero():
+    x = nbgrad.randn(4, 4)
+    layer = nn.Dropout(0.5).eval()
+    assert layer(x) is x
+    assert F.dropout(x, 0.0) is x
+    assert F.dropout(x, 0.9, training=False) is x
+
+
+def test_dropout_p_one_gives_zeros():
+    x = nbgrad.randn(3, 3, requires_grad=True)
+    out = F.dropout(x, 1.0)
+    np.testing.assert_array_equal(out.detach().numpy(), np.zeros((3, 3), np.float32))
+    # the same as torch, where the gradient is zero too
+    tx = torch.ones(3, 3, requires_grad=True)
+    torch.nn.functional.dropout(tx, 1.0).sum().backward()
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_dropout_is_reproducible_under_manual_seed_and_keeps_dtype():
+    nbgrad.manual_seed(7)
+    a = F.dropout(nbgrad.ones(50, dtype=nbgrad.float64), 0.5)
+    nbgrad.manual_seed(7)
+    b = F.dropout(nbgrad.ones(50, dtype=nbgrad.float64), 0.5)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert a.dtype == nbgrad.float64
+
+
+def test_dropout_inplace_and_bad_probability():
+    h = nbgrad.ones(10) * 1
+    out = nn.Dropout(0.5, inplace=True)(h)
+    assert out is h and h._version == 1
+    for p in (-0.1, 1.5):
+        with pytest.raises(ValueError) as actual:
+            nn.Dropout(p)
+        with pytest.raises(ValueError) as expected:
+            torch.nn.Dropout(p)
+        assert str(actual.value) == str(expected.value)
+    assert repr(nn.Dropout(0.3)) == repr(torch.nn.Dropout(0.3))

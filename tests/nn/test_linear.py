@@ -1,0 +1,98 @@
+"""Linear and Identity against torch.nn, with copied weights."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import nbgrad
+import nbgrad.nn as nn
+import nbgrad.nn.functional as F
+
+from ._util import DTYPE_IDS, DTYPES, assert_close, assert_grads_match, copy_weights, run_both
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(5, 4), (4,), (2, 3, 4)])
+def test_linear_forward_backward_matches_torch(dtype, bias, shape):
+    name = DTYPE_IDS[DTYPES.index(dtype)]
+    tl = torch.nn.Linear(4, 3, bias=bias).to(dtype[1])
+    nl = nn.Linear(4, 3, bias=bias, dtype=dtype[0])
+    copy_weights(nl, tl)
+    x = np.random.default_rng(1).standard_normal(shape)
+    out, tout, (nx,), (tx,) = run_both(nl, tl, [x], dtype)
+    assert_close(out, tout, name)
+    assert_close(nx.grad, tx.grad, name)
+    assert_grads_match(nl, tl, name)
+    assert out.grad_fn.name() == ("AddmmBackward" if bias else "MmBackward")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_functional_linear_matches_torch(dtype):
+    name = DTYPE_IDS[DTYPES.index(dtype)]
+    rng = np.random.default_rng(2)
+    x, w, b = rng.standard_normal((6, 5)), rng.standard_normal((2, 5)), rng.standard_normal(2)
+    out, tout, nin, tin = run_both(F.linear, torch.nn.functional.linear, [x, w, b], dtype)
+    assert_close(out, tout, name)
+    for a, e in zip(nin, tin):
+        assert_close(a.grad, e.grad, name)
+
+
+def test_linear_only_needed_gradients():
+    layer = nn.Linear(3, 2)
+    layer.weight.requires_grad_(False)
+    x = nbgrad.randn(4, 3)
+    layer(x).sum().backward()
+    assert layer.weight.grad is None
+    np.testing.assert_allclose(layer.bias.grad.numpy(), [4.0, 4.0])
+
+
+def test_linear_default_init_is_pytorchs():
+    nbgrad.manual_seed(0)
+    layer = nn.Linear(400, 300)
+    bound = 1 / math.sqrt(400)  # kaiming_uniform_(a=sqrt(5)) gives the same bound as the bias
+    w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.99 * bound
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.01 * bound
+    assert np.abs(b).max() <= bound and np.abs(b).max() > 0.9 * bound
+    assert layer.weight.requires_grad and layer.weight.is_leaf
+    assert layer.weight._version == 1  # one in-place init write, as torch's uniform_
+
+
+def test_linear_repr_matches_torch():
+    assert repr(nn.Linear(4, 2)) == repr(torch.nn.Linear(4, 2))
+    assert repr(nn.Linear(4, 2, bias=False)) == repr(torch.nn.Linear(4, 2, bias=False))
+    assert repr(nn.Identity()) == repr(torch.nn.Identity())
+
+
+def test_linear_bad_input_shape_names_layer_and_shapes():
+    layer = nn.Linear(4, 2)
+    with pytest.raises(RuntimeError) as info:
+        layer(nbgrad.zeros(3, 5))
+    assert str(info.value) == ("Linear(in_features=4, out_features=2, bias=True): expected input "
+                               "with last dimension 4, got shape [3, 5]")
+    with pytest.raises(RuntimeError, match=r"got shape \[\]"):
+        layer(nbgrad.tensor(1.0))
+
+
+def test_linear_dtype_mismatch_is_explained():
+    layer = nn.Linear(4, 2)
+    with pytest.raises(RuntimeError, match="expected input of dtype nbgrad.float32, got nbgrad.float64"):
+        layer(nbgrad.zeros(3, 4, dtype=nbgrad.float64))
+    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype"):
+        F.linear(nbgrad.zeros(3, 4, dtype=nbgrad.float64), layer.weight)
+
+
+def test_functional_linear_shape_error_matches_torch():
+    w = torch.zeros(2, 4)
+    with pytest.raises(RuntimeError) as expected:
+        torch.nn.functional.linear(torch.zeros(3, 5), w)
+    with pytest.raises(RuntimeError) as actual:
+        F.linear(nbgrad.zeros(3, 5), nbgrad.zeros(2, 4))
+    assert str(actual.value) == str(expected.value)
+
+
+def test_identity_passes_through():
+    x = nbgrad.randn(3)
+    assert nn.Identity(54, unused="x")(x) is x

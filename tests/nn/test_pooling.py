@@ -1,0 +1,126 @@
+"""MaxPool2d and AvgPool2d against torch, plus gradchecks."""
+import numpy as np
+import pytest
+import torch
+
+import nbgrad
+import nbgrad.nn as nn
+import nbgrad.nn.functional as F
+from nbgrad.autograd import gradcheck
+
+from ._util import DTYPE_IDS, DTYPES, assert_close, run_both
+
+MAX_CONFIGS = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(2, 3), stride=(1, 2)),
+    dict(kernel_size=2, stride=1, dilation=2),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=2, stride=2, padding=1, ceil_mode=True),
+]
+AVG_CONFIGS = [
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+    dict(kernel_size=(2, 3), stride=(1, 2)),
+    dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=2, divisor_override=3),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("config", MAX_CONFIGS, ids=range(len(MAX_CONFIGS)))
+def test_max_pool2d_matches_torch(dtype, config):
+    name = DTYPE_IDS[DTYPES.index(dtype)]
+    x = np.random.default_rng(0).standard_normal((2, 3, 7, 6))
+    out, tout, (nx,), (tx,) = run_both(nn.MaxPool2d(**config), torch.nn.MaxPool2d(**config),
+                                       [x], dtype)
+    assert_close(out, tout, name)
+    assert_close(nx.grad, tx.grad, name)
+    assert repr(nn.MaxPool2d(**config)) == repr(torch.nn.MaxPool2d(**config))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("config", AVG_CONFIGS, ids=range(len(AVG_CONFIGS)))
+def test_avg_pool2d_matches_torch(dtype, config):
+    name = DTYPE_IDS[DTYPES.index(dtype)]
+    x = np.random.default_rng(1).standard_normal((2, 3, 7, 6))
+    out, tout, (nx,), (tx,) = run_both(nn.AvgPool2d(**config), torch.nn.AvgPool2d(**config),
+                                       [x], dtype)
+    assert_close(out, tout, name)
+    assert_close(nx.grad, tx.grad, name)
+    assert repr(nn.AvgPool2d(**config)) == repr(torch.nn.AvgPool2d(**config))
+
+
+def test_max_pool2d_ties_and_overlap_route_gradient_like_torch():
+    # Equal values in overlapping windows: the first maximum of each window wins.
+    x = np.array([[[[1.0, 1.0, 0.0], [1.0, 1.0, 2.0], [0.0, 2.0, 2.0]]]])
+    out, tout, (nx,), (tx,) = run_both(lambda a: F.max_pool2d(a, 2, stride=1),
+                                       lambda a: torch.nn.functional.max_pool2d(a, 2, stride=1),
+                                       [x], DTYPES[1])
+    assert_close(out, tout)
+    assert_close(nx.grad, tx.grad)
+
+
+def test_max_pool2d_return_indices_and_unbatched_input():
+    x = np.random.default_rng(2).standard_normal((3, 6, 5))
+    out, idx = F.max_pool2d(nbgrad.tensor(x), 3, stride=2, padding=1, return_indices=True)
+    tout, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, stride=2, padding=1,
+                                                return_indices=True)
+    assert_close(out, tout)
+    np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
+    assert idx.dtype == nbgrad.int64
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.max_pool2d(x, 2, stride=1, padding=1),
+    lambda x: F.max_pool2d(x, 2, stride=2, dilation=2),
+    lambda x: F.avg_pool2d(x, 3, stride=2, padding=1),
+    lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+], ids=["max-pad", "max-dilation", "avg-pad", "avg-ceil"])
+def test_pool_gradcheck(fn):
+    # Distinct values keep the max away from ties, where it has no derivative.
+    x = nbgrad.tensor(np.random.default_rng(3).permutation(50).reshape(1, 2, 5, 5) / 10.0,
+                      requires_grad=True)
+    assert gradcheck(fn, (x,))
+
+
+def test_pool_bad_input_names_layer_and_shape():
+    with pytest.raises(RuntimeError) as info:
+        nn.MaxPool2d(2)(nbgrad.zeros(5, 5))
+    assert str(info.value) == ("MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, "
+                               "ceil_mode=False): expected input of shape [N, C, H, W] or "
+                               "[C, H, W], got shape [5, 5]")
+    with pytest.raises(RuntimeError) as info:
+        nn.AvgPool2d(3)(nbgrad.zeros(1, 4, 2, 2))
+    assert str(info.value) == ("AvgPool2d(kernel_size=3, stride=3, padding=0): Given input size: "
+                               "(4x2x2). Calculated output size: (4x0x0). Output size is too small")
+
+
+def test_pool_padding_limit_matches_torch():
+    with pytest.raises(RuntimeError) as expected:
+        torch.nn.functional.max_pool2d(torch.zeros(1, 1, 4, 4), 2, padding=2)
+    with pytest.raises(RuntimeError) as actual:
+        F.max_pool2d(nbgrad.zeros(1, 1, 4, 4), 2, padding=2)
+    assert str(actual.value) == str(expected.value)
+
+
+def test_max_pool2d_saved_input_modified_in_place_is_caught():
+    x = nbgrad.randn(1, 1, 4, 4, requires_grad=True)
+    h = x * 1
+    out = F.max_pool2d(h, 2)
+    h.relu_()
+    with pytest.raises(RuntimeError, match="relu_"):
+        out.sum().backward()
+
+
+def test_max_pool2d_nan_handling_matches_torch():
+    x = np.arange(32.0).reshape(1, 2, 4, 4)
+    x[0, 0, 0, 1] = np.nan
+    x[0, 0, 1, 0] = np.nan
+    x[0, 1, 3, 3] = np.nan
+    out, idx = F.max_pool2d(nbgrad.tensor(x), 2, return_indices=True)
+    tout, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
+    np.testing.assert_array_equal(out.numpy(), tout.numpy())
+    np.testing.assert_array_equal(idx.numpy(), tidx.numpy())

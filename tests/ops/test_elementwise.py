@@ -1,0 +1,428 @@
+"""The custom-op API (``nbgrad.elementwise``) and the dispatch every row goes
+through: a user's row gets forward and backward kernels, an in-place variant
+and the saved-tensor version checks that its derivatives imply; bad rows and
+bad operands are refused with clear errors (PyTorch's text where it has one).
+"""
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import nbgrad
+from helpers import (assert_close, assert_same_tensor, dtype_name, examples, node_name,
+                     normalize_error)
+
+SQRT_2 = math.sqrt(2.0)
+SQRT_2PI = math.sqrt(2.0 * math.pi)
+
+
+def _softplus(a):
+    # log(1 + e^a) without overflow for large a
+    return a + math.log1p(math.exp(-a)) if a > 0 else math.log1p(math.exp(a))
+
+
+softplus = nbgrad.elementwise(
+    "softplus", _softplus, grads={"a": lambda g, a: g / (1 + math.exp(-a))})
+
+gelu = nbgrad.elementwise(
+    "gelu", lambda a: 0.5 * a * (1 + math.erf(a / SQRT_2)),
+    grads={"a": lambda g, a: g * (0.5 * (1 + math.erf(a / SQRT_2))
+                                  + a * math.exp(-0.5 * a * a) / SQRT_2PI)})
+
+hypot = nbgrad.elementwise(
+    "hypot", lambda a, b: math.sqrt(a * a + b * b),
+    grads={"a": lambda g, a, out: g * a / out, "b": lambda g, b, out: g * b / out})
+
+# Reads only its output: saves the output, not the input.
+exp2 = nbgrad.elementwise("exp2", lambda a: 2.0 ** a,
+                          grads={"a": lambda g, out: g * out * math.log(2.0)})
+
+# Reads nothing: saves nothing.
+shift = nbgrad.elementwise("shift", lambda a: a + 1, grads={"a": lambda g: g})
+
+UNARY = {  # custom row -> the PyTorch function it mirrors
+    "softplus": (softplus, F.softplus),
+    "gelu": (gelu, F.gelu),
+    "exp2": (exp2, torch.exp2),
+}
+
+
+def _to(lib, values, dtype, requires_grad=False):
+    if lib is nbgrad:
+        return nbgrad.tensor(values, dtype=dtype, requires_grad=requires_grad)
+    return torch.tensor(values, dtype=getattr(torch, dtype_name(dtype)),
+                        requires_grad=requires_grad)
+
+
+# ------------------------------------------------------------------- forward
+@pytest.mark.parametrize("name", sorted(UNARY))
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
+       dtype=st.sampled_from([nbgrad.float32, nbgrad.float64]),
+       transposed=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@examples(15)
+def test_custom_unary_forward_and_backward_match_torch(name, shape, dtype, transposed, seed):
+    row, reference = UNARY[name]
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(-3, 3, size=shape)
+    upstream = rng.standard_normal(shape[::-1] if transposed else shape)
+    results = {}
+    for lib in (nbgrad, torch):
+        x = _to(lib, values, dtype, requires_grad=True)
+        view = x.permute(*reversed(range(x.ndim))) if transposed and x.ndim else x
+        out = row(view) if lib is nbgrad else reference(view)
+        out.backward(_to(lib, upstream, dtype))
+        results[lib] = (out, x.grad)
+    (out, grad), (want, want_grad) = results[nbgrad], results[torch]
+    assert_same_tensor(out.detach(), want.detach())
+    assert node_name(out.grad_fn) == node_name(want.grad_fn)
+    assert_same_tensor(grad, want_grad)
+
+
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+       dtype=st.sampled_from([nbgrad.float32, nbgrad.float64]),
+       scalar=st.sampled_from([None, 0, 1]), seed=st.integers(0, 2**32 - 1))
+@examples(20)
+def test_custom_binary_op_broadcasts_like_torch(shapes, dtype, scalar, seed):
+    """A two-input row: broadcasting, a Python number in either position,
+    forward and both gradients as torch.hypot."""
+    rng = np.random.default_rng(seed)
+    a_values = rng.uniform(0.5, 2, size=shapes.input_shapes[0])
+    b_values = rng.uniform(-2, -0.5, size=shapes.input_shapes[1])
+    upstream = rng.standard_normal(shapes.result_shape if scalar is None
+                                   else shapes.input_shapes[1 - scalar])
+    results = {}
+    for lib in (nbgrad, torch):
+        leaves = [_to(lib, a_values, dtype, requires_grad=True),
+                  _to(lib, b_values, dtype, requires_grad=True)]
+        args = list(leaves)
+        if scalar is not None:
+            # torch.hypot takes tensors only; a 0-d tensor of the same dtype promotes alike
+            args[scalar] = 1.5 if lib is nbgrad else _to(lib, 1.5, dtype)
+        out = hypot(*args) if lib is nbgrad else torch.hypot(*args)
+        out.backward(_to(lib, upstream, dtype))
+        results[lib] = (out, [leaf.grad for k, leaf in enumerate(leaves) if k != scalar])
+    (out, grads), (want, want_grads) = results[nbgrad], results[torch]
+    assert_same_tensor(out.detach(), want.detach())
+    for g, w in zip(grads, want_grads):
+        assert_same_tensor(g, w)
+
+
+@pytest.mark.parametrize("row", [softplus, gelu, hypot, exp2], ids=lambda r: r.name)
+def test_custom_rows_pass_gradcheck(row):
+    rng = np.random.default_rng(3)
+    inputs = [nbgrad.tensor(rng.uniform(0.3, 2.0, size=(2, 3)) * (-1) ** k, dtype=nbgrad.float64,
+                            requires_grad=True) for k in range(len(row.inputs))]
+    inputs[-1] = inputs[-1][:, :1]  # broadcast the last input
+    assert nbgrad.autograd.gradcheck(row, inputs)
+
+
+def test_custom_row_follows_the_promotion_rules():
+    assert softplus(nbgrad.tensor([1, 2])).dtype is nbgrad.int64  # "promote", like torch.neg
+    as_float = nbgrad.elementwise("softplus", _softplus, result="float")
+    out = as_float(nbgrad.tensor([0, 1]))
+    assert out.dtype is nbgrad.float32
+    assert_close(out, F.softplus(torch.tensor([0.0, 1.0])))
+    wide = nbgrad.tensor([4.0], dtype=nbgrad.float64)
+    assert hypot(nbgrad.tensor([3.0]), wide).dtype is nbgrad.float64
+    assert hypot(nbgrad.tensor([3.0]), 4).tolist() == [5.0]
+    is_close = nbgrad.elementwise("is_close", lambda a, b: abs(a - b) < 1e-3, result="bool")
+    flags = is_close(nbgrad.tensor([1.0, 2.0]), nbgrad.tensor([1.0, 2.5]))
+    assert flags.dtype is nbgrad.bool and flags.tolist() == [True, False]
+
+
+def test_custom_row_names_its_node():
+    x = nbgrad.tensor([1.0], requires_grad=True)
+    assert hypot(x, x).grad_fn.name() == "HypotBackward"
+    titled = nbgrad.elementwise("my_softplus", _softplus,
+                                grads={"a": lambda g, a: g / (1 + math.exp(-a))})
+    assert titled(x).grad_fn.name() == "MySoftplusBackward"
+    assert nbgrad.elementwise("sp", _softplus, grads={"a": lambda g, a: g}, title="SoftPlus")(x) \
+        .grad_fn.name() == "SoftPlusBackward"
+
+
+# -------------------------------------------------------------------- in-place
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_custom_row_in_place_matches_torch(name):
+    """``row.inplace(y)`` writes into y, bumps its version and rebases its
+    history, also through a view of a non-leaf."""
+    row, reference = UNARY[name]
+    values = [[-1.5, 0.25, 2.0], [0.5, -0.75, 1.0]]
+    upstream = [[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]]
+    results = {}
+    for lib in (nbgrad, torch):
+        x = _to(lib, values, nbgrad.float64, requires_grad=True)
+        y = x * 1
+        view = y[:, 1:]
+        if lib is nbgrad:
+            assert row.inplace(view) is view
+        else:
+            view.copy_(reference(view.clone()))
+        assert y._version == 1
+        y.backward(_to(lib, upstream, nbgrad.float64))
+        results[lib] = (y, x.grad)
+    for a, b in zip(results[nbgrad], results[torch]):
+        assert_same_tensor(a.detach(), b.detach())
+
+
+def test_custom_binary_row_in_place_with_a_python_number():
+    x = nbgrad.tensor([3.0, 5.0], requires_grad=True)
+    y = x * 1
+    hypot.inplace(y, 4)
+    assert_close(y.detach(), torch.tensor([5.0, math.sqrt(41)]))
+    assert y._version == 1
+    y.sum().backward()
+    assert_close(x.grad, torch.tensor([3 / 5, 5 / math.sqrt(41)]))
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        hypot.inplace(x, 4)
+    with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the broadcast "
+                                           r"shape \[3, 2\]"):
+        hypot.inplace(y, nbgrad.ones(3, 2))
+    with pytest.raises(TypeError):
+        hypot.inplace(3.0, y)
+
+
+# ------------------------------------------------------- saved-tensor checks
+def _stale_message(shape, producer, version, op, line):
+    return (f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [nbgrad.FloatTensor [{shape}]], which is output 0 of {producer}, "
+            f"is at version {version}; expected version 0 instead. It was modified in place by "
+            f"{op}() at {__file__}:{line}.")
+
+
+def _line():
+    return sys._getframe(1).f_lineno
+
+
+def test_derivative_reading_out_saves_the_output():
+    """exp2's derivative reads ``out``: writing into the output afterwards makes
+    backward fail, with torch.exp2's message plus where the write happened."""
+    x = nbgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = exp2(x)
+    y.mul_(2); line = _line()  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    message = str(info.value)
+    assert message == _stale_message(3, "Exp2", 1, "mul_", line)
+    tx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    ty = torch.exp2(tx)
+    ty.mul_(2)
+    with pytest.raises(RuntimeError) as want:
+        ty.sum().backward()
+    assert normalize_error(message) == normalize_error(str(want.value))
+    # exp2 does not save its input: writing into a non-leaf input is harmless
+    z = x * 1
+    out = exp2(z)
+    z.add_(1)
+    out.sum().backward()
+
+
+def test_derivative_reading_an_input_saves_the_input_only():
+    """softplus reads ``a``: writing into the output is fine (as in PyTorch),
+    writing into the input makes backward fail."""
+    x = nbgrad.tensor([0.5, -1.0], requires_grad=True)
+    y = softplus(x)
+    y.mul_(3)
+    y.sum().backward()
+    assert_close(x.grad, 3 * torch.sigmoid(torch.tensor([0.5, -1.0])))
+    z = x * 1
+    y = softplus(z)
+    z.add_(1); line = _line()  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    assert str(info.value) == _stale_message(2, "Add", 1, "add_", line)
+
+
+def test_derivative_reading_nothing_saves_nothing():
+    x = nbgrad.tensor([0.5, -1.0], requires_grad=True)
+    z = x * 1
+    y = shift(z)
+    z.mul_(2)
+    y.mul_(2)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_in_place_custom_row_saves_the_value_before_the_write():
+    """softplus_ in place reads the input as it was before the write."""
+    x = nbgrad.tensor([0.5, -1.0, 2.0], dtype=nbgrad.float64, requires_grad=True)
+    y = x * 1
+    softplus.inplace(y)
+    y.backward(nbgrad.ones(3, dtype=nbgrad.float64))
+    assert_close(x.grad, torch.sigmoid(torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)))
+    # exp2 in place saves its output, so a second write is caught
+    y = x * 1
+    exp2.inplace(y)
+    y.add_(1); line = _line()  # noqa: E702
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    assert str(info.value).endswith(f"It was modified in place by add_() at {__file__}:{line}.")
+
+
+def test_second_backward_through_a_custom_row():
+    x = nbgrad.tensor([0.5], requires_grad=True)
+    y = softplus(x)
+    y.backward(retain_graph=True)
+    y.backward()
+    assert_close(x.grad, 2 * torch.sigmoid(torch.tensor([0.5])))
+    y = softplus(x)
+    y.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+# ------------------------------------------------------------------- bad rows
+def test_derivative_for_an_unknown_input_is_refused():
+    with pytest.raises(ValueError, match=r"softplus2: derivatives given for unknown inputs "
+                                         r"\['b'\]; the forward's inputs are \('a',\)"):
+        nbgrad.elementwise("softplus2", _softplus, grads={"a": lambda g: g, "b": lambda g: g})
+
+
+def test_derivative_reading_an_unknown_name_is_refused():
+    with pytest.raises(ValueError) as info:
+        nbgrad.elementwise("twice", lambda a: 2 * a, grads={"a": lambda g, x: 2 * g})
+    message = str(info.value)
+    assert "twice" in message and "'a'" in message and "['x']" in message
+    assert "['a', 'g', 'out']" in message
+
+
+def test_bad_result_kind_is_refused():
+    with pytest.raises(ValueError, match="result must be promote, float, bool or self, not 'int'"):
+        nbgrad.elementwise("twice", lambda a: 2 * a, result="int")
+
+
+# --------------------------------------------------------------- bad operands
+BAD_SHAPES = [((2, 3), (2, 2)), ((3,), (4,)), ((5,), (2, 4)), ((2, 1, 3), (4, 2)),
+              ((4, 1), (3, 2, 5))]
+
+
+@pytest.mark.parametrize("shapes", BAD_SHAPES, ids=str)
+def test_broadcast_error_matches_torch(shapes):
+    a, b = shapes
+    cases = [
+        (lambda: nbgrad.ones(*a) + nbgrad.ones(*b), lambda: torch.ones(*a) + torch.ones(*b)),
+        (lambda: hypot(nbgrad.ones(*a), nbgrad.ones(*b)),
+         lambda: torch.hypot(torch.ones(*a), torch.ones(*b))),
+        (lambda: nbgrad.where(nbgrad.ones(*a) > 0, nbgrad.ones(*b), 0.0),
+         lambda: torch.where(torch.ones(*a) > 0, torch.ones(*b), 0.0)),
+    ]
+    for ours, theirs in cases:
+        with pytest.raises(RuntimeError) as want:
+            theirs()
+        with pytest.raises(RuntimeError) as info:
+            ours()
+        assert str(info.value) == str(want.value)
+
+
+def test_broadcast_error_of_three_inputs_matches_torch():
+    with pytest.raises(RuntimeError) as want:
+        torch.ones(3, 1).clamp(torch.ones(1, 4), torch.ones(5))
+    with pytest.raises(RuntimeError) as info:
+        nbgrad.ones(3, 1).clamp(nbgrad.ones(1, 4), nbgrad.ones(5))
+    assert str(info.value) == str(want.value)
+
+
+@pytest.mark.parametrize("bad", ["a", None, [1.0, 2.0], 1j, object()], ids=repr)
+def test_non_number_operand_is_a_type_error(bad):
+    x = nbgrad.tensor([1.0, 2.0])
+    if not isinstance(bad, complex):  # torch computes in complex64; nbgrad has no complex dtype
+        with pytest.raises(TypeError):
+            torch.tensor([1.0, 2.0]) + bad
+    with pytest.raises(TypeError):
+        x + bad
+    with pytest.raises(TypeError):
+        hypot(x, bad)
+    with pytest.raises(TypeError):
+        hypot(bad, x)
+    with pytest.raises(TypeError):
+        x.mul_(bad)
+    assert x._version == 0
+
+
+def test_calls_without_a_tensor_or_with_the_wrong_arity_are_type_errors():
+    with pytest.raises(TypeError, match="expected at least one Tensor argument"):
+        hypot(3.0, 4.0)
+    with pytest.raises(TypeError, match=r"hypot\(\) takes 2 arguments \(a, b\) but 1 were given"):
+        hypot(nbgrad.ones(2))
+    with pytest.raises(TypeError):
+        softplus(nbgrad.ones(2), nbgrad.ones(2))
+
+
+def test_equality_with_a_non_number_is_false_like_torch():
+    assert (torch.tensor([1.0]) == "a") is False
+    assert (nbgrad.tensor([1.0]) == "a") is False
+    assert (nbgrad.tensor([1.0]) != None) is True  # noqa: E711
+
+
+# ------------------------------------------------------------- kernel cache
+def test_rows_reading_different_global_constants_get_different_kernels():
+    """Numba freezes a global constant into the machine code, so two rows whose
+    code is the same but whose global constant differs must not share kernels."""
+    source = "lambda a: a * SCALE"
+    double = nbgrad.elementwise("scale", eval(source, {"SCALE": 2.0}))  # noqa: S307
+    triple = nbgrad.elementwise("scale", eval(source, {"SCALE": 3.0}))  # noqa: S307
+    x = nbgrad.tensor([1.0, 2.0])
+    assert double(x).tolist() == [2.0, 4.0]
+    assert triple(x).tolist() == [3.0, 6.0]
+
+
+def test_changed_global_constant_is_not_served_from_the_disk_cache(tmp_path):
+    """A new process with the constant changed must not load the old machine code."""
+    script = textwrap.dedent("""
+        import sys
+        import nbgrad
+        SCALE = float(sys.argv[1])
+        row = nbgrad.elementwise("scale_by_global", lambda a: a * SCALE)
+        print(row(nbgrad.tensor([1.0])).item())
+    """)
+    env = {**os.environ, "NBGRAD_CACHE_DIR": str(tmp_path)}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    outputs = [subprocess.run([sys.executable, "-c", script, scale], env=env, cwd=root,
+                              capture_output=True, text=True, check=True).stdout.strip()
+               for scale in ("2", "3")]
+    assert outputs == ["2.0", "3.0"]
+
+
+def test_tensors_on_different_devices_are_refused():
+    """Only the CPU backend exists here; a stand-in backend named cuda shows
+    that dispatch refuses mixed devices before it computes anything."""
+    import types
+
+    stand_in = types.SimpleNamespace(name="cuda")
+    other = nbgrad.Tensor._wrap(np.ones(2, dtype=np.float32), backend=stand_in)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but "
+                                           "found at least two devices, cpu and cuda"):
+        hypot(nbgrad.ones(2), other)
+
+
+def test_in_place_through_a_row_without_a_derivative_for_self():
+    """Only ``b`` is differentiable: writing into a non-leaf passes no gradient
+    to its history (and must not try to build an empty backward kernel)."""
+    scale_by = nbgrad.elementwise("scale_by", lambda a, b: a * b, grads={"b": lambda g, a: g * a})
+    x = nbgrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    scale_by.inplace(y, 3.0)
+    assert y.tolist() == [3.0, 6.0]
+    y.sum().backward()
+    assert x.grad is None
+    b = nbgrad.tensor([2.0, 5.0], requires_grad=True)
+    z = x * 1
+    scale_by.inplace(z, b)
+    z.sum().backward()
+    assert b.grad.tolist() == [1.0, 2.0] and x.grad is None
+
+
+def test_where_with_a_non_bool_condition_matches_torch():
+    with pytest.raises(RuntimeError) as want:
+        torch.where(torch.tensor([1.0]), torch.ones(1), torch.ones(1))
+    with pytest.raises(RuntimeError) as info:
+        nbgrad.where(nbgrad.tensor([1.0]), nbgrad.ones(1), nbgrad.ones(1))
+    assert str(info.value) == str(want.value)

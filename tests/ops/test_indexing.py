@@ -1,0 +1,443 @@
+"""``tensor[key]`` and ``tensor[key] = value`` (nbgrad/ops/indexing.py) against
+PyTorch: values, gradients, backward node names, which results share memory
+and the version counter, the version bumps of writes, and error texts."""
+import re
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import nbgrad
+from nbgrad.autograd import gradcheck
+
+
+# ----------------------------------------------------------------- helpers
+def node_name(fn):
+    """A backward node's name without PyTorch's overload digits and namespace."""
+    if fn is None:
+        return None
+    return re.sub(r"\d+$", "", fn.name().rsplit("::", 1)[-1]).replace("CopyBackwards", "CopyBackward")
+
+
+def shares_memory(a, b):
+    return np.shares_memory(a.detach().numpy(), b.detach().numpy())
+
+
+def raised(fn, lib):
+    try:
+        fn(lib)
+    except Exception as error:  # noqa: BLE001 - the error itself is under test
+        return error
+    raise AssertionError(f"{lib.__name__} raised nothing")
+
+
+def assert_same_error(fn, exact=True):
+    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
+    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
+    if exact:
+        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
+
+
+def weights(lib, shape):
+    n = int(np.prod(shape, dtype=np.int64))
+    return lib.tensor(np.linspace(-1.5, 2.0, n).reshape(tuple(shape)), dtype=lib.float64)
+
+
+def grad_or_none(t):
+    return None if t.grad is None else t.grad.numpy().copy()
+
+
+def assert_same_arrays(a, b):
+    if a is None or b is None:
+        assert a is None and b is None, (a, b)
+    else:
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+SHAPE = (3, 4, 5)
+BASE = np.arange(1.0, 61.0).reshape(SHAPE)
+
+
+def T(values, dtype="int64"):
+    """A key made of an index tensor, built for whichever library indexes."""
+    return lambda L: L.tensor(values, dtype=getattr(L, dtype) if dtype != "bool" else L.bool)
+
+
+def build_key(key, lib):
+    items = key if isinstance(key, tuple) else (key,)
+    built = tuple(k(lib) if callable(k) else k for k in items)
+    return built if isinstance(key, tuple) else built[0]
+
+
+# ------------------------------------------------------------ __getitem__
+GET_CASES = [
+    ("int", 1), ("negative-int", -1), ("ints", (1, 2, 3)), ("negative-ints", (-1, -2, -3)),
+    ("int-then-slice", (1, slice(None))), ("slice-then-int", (slice(None), 1)),
+    ("slice", slice(1, 3)), ("slice-step", slice(None, None, 2)),
+    ("slices-steps", (slice(None), slice(1, None, 2), slice(None, None, 3))),
+    ("slice-negative-bounds", slice(-2, None)), ("slice-past-end", slice(1, 10)),
+    ("slice-empty", slice(5, None)), ("slice-clamped-start", slice(-10, 2)),
+    ("full-slice", slice(None)), ("full-slice-tuple", (slice(None),)),
+    ("full-slices", (slice(None), slice(0, 4))),
+    ("none", None), ("none-tuple", (None,)), ("none-middle", (slice(None), None, 1)),
+    ("ellipsis", Ellipsis), ("ellipsis-int", (Ellipsis, 1)), ("int-ellipsis", (1, Ellipsis)),
+    ("ellipsis-none", (0, Ellipsis, None)),
+    ("int-ellipsis-none-int", (1, Ellipsis, None, 2)), ("empty-tuple", ()),
+    ("list", [0, 2]), ("list-duplicates", [2, 0, 2, 2]), ("list-negative", [-1, 0]),
+    ("list-second-dim", (slice(None), [1, 1, 3])),
+    ("tensor", T([0, 2, 2])), ("tensor-2d", T([[0, 1], [2, 2]])),
+    ("tensors-paired", (T([0, 1, 1]), T([2, 3, 3]))),
+    ("lists-paired-split", ([0, 1], slice(None), [2, 3])),
+    ("slice-and-list", (slice(1, None), [0, 0])), ("int-and-list", (1, [3, 0, 3])),
+    ("ellipsis-and-list", (Ellipsis, [4, 0])),
+    ("broadcast-index", (T([[0], [2]]), T([1, 3]))),
+    ("mask-1d", T([True, False, True], "bool")), ("mask-list", [True, False, True]),
+    ("mask-2d", T([[True, False, True, False]] * 3, "bool")),
+    ("mask-after-slice", (slice(None), T([True, False, True, False], "bool"))),
+    ("mask-all-false", T([False, False, False], "bool")),
+    ("mask-from-values", lambda L: L.tensor(BASE) > 30),
+    ("0d-int-tensor", T(1)), ("0d-int-tensors", (0, T(1))), ("0d-negative-int-tensor", T(-2)),
+    ("0d-bool-true", T(True, "bool")), ("0d-bool-false", T(False, "bool")),
+    ("bool-python", True),
+]
+
+
+@pytest.mark.parametrize("key", [c[1] for c in GET_CASES], ids=[c[0] for c in GET_CASES])
+def test_getitem_matches_torch(key):
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(BASE, dtype=lib.float64, requires_grad=True)
+        y = x[build_key(key, lib)]
+        (y * weights(lib, y.shape)).sum().backward()
+        results.append((y, x))
+    (y, x), (ty, tx) = results
+    assert tuple(y.shape) == tuple(ty.shape)
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    assert node_name(y.grad_fn) == node_name(ty.grad_fn)
+    # Basic indexing gives a view (same memory, same base); advanced indexing copies.
+    assert shares_memory(y, x) == shares_memory(ty, tx)
+    assert (y._base is x) == (ty._base is tx)
+    if ty._base is tx:
+        assert y.stride() == ty.stride()
+    assert_same_arrays(x.grad.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("key", [c[1] for c in GET_CASES], ids=[c[0] for c in GET_CASES])
+def test_getitem_result_follows_base_writes_only_when_a_view(key):
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(BASE, dtype=lib.float64)
+        y = x[build_key(key, lib)]
+        x.mul_(-1.0)
+        results.append((y.numpy().copy(), y._version))
+    (values, version), (t_values, t_version) = results
+    np.testing.assert_array_equal(values, t_values)
+    assert version == t_version
+
+
+def test_integer_index_gradients_accumulate_for_duplicates():
+    x = nbgrad.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    x[[0, 2, 2, 2, 3, 0]].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 0.0, 3.0, 1.0])
+    x.grad = None
+    x[nbgrad.tensor([[1, 1], [1, 3]])].sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 3.0, 0.0, 1.0])
+
+
+def test_indexing_a_non_leaf_and_chains():
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(BASE, dtype=lib.float64, requires_grad=True)
+        y = (x * 2)[1:, [0, 3]][..., ::2][:, None, 0]
+        (y * weights(lib, y.shape)).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), node_name(y.grad_fn)))
+    (values, grad, name), (t_values, t_grad, t_name) = results
+    np.testing.assert_array_equal(values, t_values)
+    np.testing.assert_allclose(grad, t_grad, rtol=1e-12)
+    assert name == t_name
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x[1:, ::2, 3],
+    lambda x: x[[0, 2, 0], 1:3],
+    lambda x: x[x.detach() > 0],
+    lambda x: x[..., None, [1, 1]] * x[0, 0, 0],
+], ids=["basic", "advanced-duplicates", "mask", "mixed"])
+def test_gradcheck(fn):
+    x = nbgrad.tensor(np.random.default_rng(1).standard_normal(SHAPE), dtype=nbgrad.float64,
+                      requires_grad=True)
+    assert gradcheck(fn, (x,))
+
+
+GET_ERRORS = [
+    ("int-out-of-range", lambda L: L.zeros(3, 4)[3]),
+    ("negative-out-of-range", lambda L: L.zeros(3, 4)[-4]),
+    ("second-dim-out-of-range", lambda L: L.zeros(3, 4)[0, 4]),
+    ("list-out-of-range", lambda L: L.zeros(3, 4)[[0, 3]]),
+    ("tensor-out-of-range", lambda L: L.zeros(3, 4)[L.tensor([0, -4])]),
+    ("0d-tensor-out-of-range", lambda L: L.zeros(3, 4)[L.tensor(3)]),
+    ("too-many-indices", lambda L: L.zeros(3, 4)[0, 0, 0]),
+    ("too-many-with-none", lambda L: L.zeros(3, 4)[None, 0, 0, slice(None)]),
+    ("too-many-mask", lambda L: L.zeros(3, 4)[L.ones(3, 4, 2, dtype=L.bool)]),
+    ("0d-index", lambda L: L.tensor(1.0)[0]),
+    ("mask-shape", lambda L: L.zeros(3, 4, 5)[L.tensor([True, False])]),
+    ("mask-shape-second", lambda L: L.zeros(3, 4, 5)[:, L.ones(4, 4, dtype=L.bool)]),
+    ("mask-shape-2d", lambda L: L.zeros(3, 4, 5)[L.ones(3, 3, dtype=L.bool)]),
+    ("mask-shape-after-ellipsis", lambda L: L.zeros(3, 4, 5)[..., L.ones(3, dtype=L.bool)]),
+    ("mask-shape-after-none", lambda L: L.zeros(3, 4, 5)[None, L.ones(2, dtype=L.bool)]),
+    ("index-shapes-mismatch", lambda L: L.zeros(3, 4)[[0, 1], [0, 1, 2]]),
+    ("float-index", lambda L: L.zeros(3, 4)[1.5]),
+    ("float-tensor-index", lambda L: L.zeros(3, 4)[L.tensor([1.0, 2.0])]),
+    ("object-index", lambda L: L.zeros(3, 4)[object()]),
+    ("0d-int", lambda L: L.tensor(1.0)[0]),
+    ("0d-slice", lambda L: L.tensor(1.0)[:]),
+    ("0d-tuple", lambda L: L.tensor(1.0)[None, 0]),
+    ("negative-step", lambda L: L.zeros(3, 4)[::-1]),
+    ("zero-step", lambda L: L.zeros(3, 4)[::0]),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in GET_ERRORS], ids=[c[0] for c in GET_ERRORS])
+def test_getitem_errors_match_torch(fn):
+    assert_same_error(fn)
+
+
+def test_getitem_error_texts():
+    x = nbgrad.zeros(3, 4)
+    with pytest.raises(IndexError, match=r"^index 3 is out of bounds for dimension 0 with size 3$"):
+        x[3]
+    with pytest.raises(IndexError, match=r"^index 4 is out of bounds for dimension 1 with size 4$"):
+        x[:, [1, 4]]
+    with pytest.raises(IndexError, match=r"^too many indices for tensor of dimension 2$"):
+        x[0, 0, 0]
+
+
+# ------------------------------------------------------------ __setitem__
+def V(*shape):
+    """A value tensor that requires grad, built for either library."""
+    return lambda L: L.tensor(np.linspace(-3.0, 3.0, int(np.prod(shape))).reshape(shape),
+                              dtype=L.float64, requires_grad=True)
+
+
+SET_CASES = [
+    ("int-scalar", 1, 5.0), ("ints-scalar", (1, 2), 5.0),
+    ("slice-step-scalar", slice(None, None, 2), 5.0),
+    ("int-tensor", 1, V(4)), ("int-broadcast", 1, V(1)), ("int-0d", (0, 1), V()),
+    ("column-tensor", (slice(None), 1), V(3)), ("column-broadcast", (slice(None), 1), V(1)),
+    ("rows-broadcast", slice(1, 3), V(4)), ("rows-tensor", slice(1, 3), V(2, 4)),
+    ("leading-ones-stripped", 0, V(1, 1, 4)), ("leading-one", slice(0, 1), V(1, 1, 4)),
+    ("none-key", None, V(4)), ("ellipsis-tensor", Ellipsis, V(3, 4)), ("ellipsis-scalar", Ellipsis, 2.0),
+    ("full-slices", (slice(None), slice(None)), V(4)), ("lone-full-slice", slice(None), 2.5),
+    ("step-tensor", (slice(None), slice(None, None, 2)), V(3, 2)),
+    ("list-tensor", [0, 2], V(2, 4)), ("list-broadcast", [0, 2], V(4)),
+    ("list-duplicates", [0, 0], V(4)), ("list-scalar", [2, 0], -1.0),
+    ("mask", T([True, False, True], "bool"), V(4)),
+    ("mask-2d", T([[True, False, True, False]] * 3, "bool"), V(6)),
+    ("mask-2d-scalar", T([[True, False, True, False]] * 3, "bool"), 7.0),
+    ("paired-lists-0d", ([0, 1], [1, 2]), V()), ("paired-lists-scalar", ([0, 1], [1, 2]), 3.0),
+    ("list-then-slice", ([1, 2], slice(1, 3)), V(2)),
+    ("0d-int-tensor-key", T(1), V(4)),
+    ("0d-value-whole", Ellipsis, V()), ("0d-value-row", 0, V()), ("same-shape-value", 1, V(4)),
+    ("bool-true", True, V(4)), ("bool-true-tuple", (True,), 2.0), ("bool-false-tuple", (False,), V(4)),
+    ("bool-with-int", (0, True), V(4)), ("bool-with-list", (True, [0, 1]), V(4)),
+    ("0d-bool-tensor-key", T(True, "bool"), V(4)),
+]
+
+
+@pytest.mark.parametrize("base_kind", ["non-leaf", "plain"])
+@pytest.mark.parametrize("key, value", [c[1:] for c in SET_CASES], ids=[c[0] for c in SET_CASES])
+def test_setitem_matches_torch(key, value, base_kind):
+    """Values, the base's new history (CopySlices for a write through a view,
+    IndexPutBackward for an advanced key), gradients to the base's source and
+    to the value, and one version bump per write."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(np.arange(1.0, 13.0).reshape(3, 4), dtype=lib.float64, requires_grad=True)
+        y = x * 2 if base_kind == "non-leaf" else x.detach().clone()
+        v = value(lib) if callable(value) else value
+        before = y._version
+        y[build_key(key, lib)] = v
+        version_bump = y._version - before
+        if y.requires_grad:
+            (y * weights(lib, y.shape)).sum().backward()
+        results.append((node_name(y.grad_fn), y.detach().numpy().copy(), version_bump, grad_or_none(x),
+                        grad_or_none(v) if hasattr(v, "grad") else None))
+    (name, values, bump, x_grad, v_grad), (t_name, t_values, t_bump, t_x_grad, t_v_grad) = results
+    np.testing.assert_array_equal(values, t_values)
+    assert name == t_name
+    assert bump == t_bump == 1
+    assert_same_arrays(x_grad, t_x_grad)
+    assert_same_arrays(v_grad, t_v_grad)
+
+
+def test_setitem_with_key_false_writes_nothing():
+    for lib in (nbgrad, torch):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        y[False] = 5.0
+        assert y._version == 0 and node_name(y.grad_fn) == "MulBackward"
+        np.testing.assert_array_equal(y.detach().numpy(), [2.0, 2.0, 2.0])
+
+
+def test_setitem_through_a_view_rebases_the_base():
+    x = nbgrad.ones(2, 3, requires_grad=True)
+    y = x * 3
+    row = y[1]
+    v = nbgrad.tensor([10.0, 20.0, 30.0], requires_grad=True)
+    row[1:] = v[1:]
+    assert node_name(y.grad_fn) == "CopySlices" and y._version == row._version == 1
+    np.testing.assert_array_equal(y.detach().numpy(), [[3, 3, 3], [3, 20, 30]])
+    (y * nbgrad.tensor([[1.0, 2, 3], [4, 5, 6]])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[3, 6, 9], [12, 0, 0]])
+    np.testing.assert_array_equal(v.grad.numpy(), [0, 5, 6])
+
+
+def test_setitem_value_overlapping_the_target():
+    """A value that is a copy (advanced indexing) or the very same elements is
+    fine; one that partly overlaps the written region is refused, as in PyTorch."""
+    for lib in (nbgrad, torch):
+        y = lib.arange(6.0)
+        y[[1, 2, 3]] = y[[0, 1, 2]]
+        np.testing.assert_array_equal(y.numpy(), [0, 0, 1, 2, 4, 5])
+        z = lib.arange(6.0)
+        z[2:4] = z[2:4]  # the very same elements
+        z[...] = z
+        z[1:3] = z[[2, 1]]
+        np.testing.assert_array_equal(z.numpy(), [0, 2, 1, 3, 4, 5])
+        assert z._version == 3
+    assert_same_error(lambda L: (lambda x: x.__setitem__(slice(1, None), x[:-1]))(L.arange(6.0)))
+    assert_same_error(lambda L: (lambda x: x.__setitem__([1, 2, 3], x[0:3]))(L.arange(6.0)))
+    assert_same_error(lambda L: (lambda x: x.__setitem__(slice(0, 3), x[1:4]))(L.arange(6.0)))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+@pytest.mark.parametrize("key", [0, [0, 2], slice(None, None, 2)], ids=["int", "list", "slice"])
+@pytest.mark.parametrize("value", [2.7, 3, True, 0], ids=["float", "int", "bool", "zero"])
+def test_setitem_scalar_converts_to_the_tensor_dtype(dtype, key, value):
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.zeros(3, 2, dtype=getattr(lib, dtype))
+        x[key] = value
+        results.append(x)
+    assert results[0].dtype.__repr__().split(".")[-1] == dtype
+    np.testing.assert_array_equal(results[0].numpy(), results[1].numpy())
+
+
+def test_setitem_tensor_value_is_cast_for_basic_keys():
+    for lib in (nbgrad, torch):
+        x = lib.zeros(2, 3, dtype=lib.int64)
+        x[0] = lib.tensor([1.7, -2.2, 3.9])
+        x[1] = lib.tensor([True, False, True])
+        np.testing.assert_array_equal(x.numpy(), [[1, -2, 3], [1, 0, 1]])
+
+
+def test_setitem_gradcheck():
+    def fn(x, v):
+        y = x * 1
+        y[1:, ::2] = v
+        y[[0, 2]] = v[0, :1] * 2  # (duplicate indices: PyTorch's value gradient counts each)
+        return y
+
+    x = nbgrad.tensor(np.random.default_rng(2).standard_normal((3, 4)), dtype=nbgrad.float64,
+                      requires_grad=True)
+    v = nbgrad.tensor(np.random.default_rng(3).standard_normal((2, 2)), dtype=nbgrad.float64,
+                      requires_grad=True)
+    assert gradcheck(fn, (x, v))
+
+
+SET_ERRORS = [
+    ("leaf-basic", lambda L: L.zeros(3, 4, requires_grad=True).__setitem__(0, 1.0)),
+    ("leaf-advanced", lambda L: L.zeros(3, 4, requires_grad=True).__setitem__([0], 1.0)),
+    ("basic-shape", lambda L: L.zeros(3, 4).__setitem__(0, L.ones(5))),
+    ("basic-too-many-dims", lambda L: L.zeros(3, 4).__setitem__(0, L.ones(2, 4))),
+    ("advanced-shape", lambda L: L.zeros(3, 4).__setitem__([0, 1], L.ones(5))),
+    ("advanced-shape-2d", lambda L: L.zeros(3, 4).__setitem__([0, 1], L.ones(2, 5))),
+    ("mask-value-count", lambda L: L.zeros(3).__setitem__(L.tensor([True, False, True]), L.ones(3))),
+    ("advanced-dtype", lambda L: L.zeros(3, dtype=L.int64).__setitem__([0], L.tensor([2.7]))),
+    ("advanced-dtype-0d", lambda L: L.zeros(3).__setitem__([0, 1], L.tensor(5))),
+    ("advanced-dtype-double", lambda L: L.zeros(3).__setitem__([0], L.tensor([1.0], dtype=L.float64))),
+    ("out-of-range", lambda L: L.zeros(3, 4).__setitem__(3, 1.0)),
+    ("list-out-of-range", lambda L: L.zeros(3, 4).__setitem__([0, 5], 1.0)),
+    ("too-many-indices", lambda L: L.zeros(3, 4).__setitem__((0, 1, 2), 1.0)),
+    ("string-value", lambda L: L.zeros(3, 4).__setitem__(0, "a")),
+    ("list-value", lambda L: L.zeros(3, 4).__setitem__(0, [1.0, 2.0, 3.0, 4.0])),
+    ("list-value-advanced", lambda L: L.zeros(3, 4).__setitem__([0], [1.0, 2.0, 3.0, 4.0])),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in SET_ERRORS], ids=[c[0] for c in SET_ERRORS])
+def test_setitem_errors_match_torch(fn):
+    assert_same_error(fn)
+
+
+def test_refused_setitem_changes_nothing():
+    y = nbgrad.ones(3, 4) * 1
+    for key, value in ((0, nbgrad.ones(5)), ([0, 1], nbgrad.ones(5)), ([0, 9], 2.0)):
+        with pytest.raises((RuntimeError, IndexError)):
+            y[key] = value
+    assert y._version == 0 and (y.numpy() == 1).all()
+
+
+# ------------------------------------------------------------- properties
+@st.composite
+def basic_keys(draw, shape):
+    """Ints (possibly negative), slices with positive steps, None and at most
+    one Ellipsis, as PyTorch accepts them."""
+    items, dim = [], 0
+    ellipsis_at = draw(st.one_of(st.none(), st.integers(0, len(shape))))
+    while dim < len(shape):
+        if ellipsis_at == dim:
+            items.append(Ellipsis)
+            ellipsis_at = None
+            dim = draw(st.integers(dim, len(shape)))
+            continue
+        if draw(st.booleans()) and draw(st.booleans()):
+            items.append(None)
+        n = shape[dim]
+        kind = draw(st.sampled_from(["int", "slice", "stop"]))
+        if kind == "stop":
+            break
+        if kind == "int":
+            items.append(draw(st.integers(-n, n - 1)))
+        else:
+            start = draw(st.one_of(st.none(), st.integers(-n - 1, n + 1)))
+            stop = draw(st.one_of(st.none(), st.integers(-n - 1, n + 1)))
+            step = draw(st.one_of(st.none(), st.integers(1, 3)))
+            items.append(slice(start, stop, step))
+        dim += 1
+    return tuple(items)
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3).flatmap(
+    lambda shape: st.tuples(st.just(tuple(shape)), basic_keys(tuple(shape)))))
+def test_basic_indexing_matches_numpy(case):
+    shape, key = case
+    array = np.arange(float(np.prod(shape))).reshape(shape)
+    x = nbgrad.tensor(array, dtype=nbgrad.float64, requires_grad=True)
+    y = x[key]
+    expected = array[key]
+    assert y.shape == expected.shape
+    np.testing.assert_array_equal(y.detach().numpy(), expected)
+    assert y._base is x and (shares_memory(y, x) or expected.size == 0)
+    y.sum().backward()
+    counts = np.zeros(shape)
+    counts[key] += 1  # basic keys select each element at most once
+    np.testing.assert_array_equal(x.grad.numpy(), counts)
+
+
+@given(st.integers(1, 5).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.integers(-n, n - 1), min_size=0, max_size=8))))
+def test_integer_array_indexing_matches_numpy(case):
+    n, index = case
+    array = np.arange(float(n * 2)).reshape(n, 2)
+    x = nbgrad.tensor(array, dtype=nbgrad.float64, requires_grad=True)
+    y = x[nbgrad.tensor(index, dtype=nbgrad.int64)]
+    np.testing.assert_array_equal(y.detach().numpy(), array[np.array(index, dtype=np.int64)])
+    assert not shares_memory(y, x)
+    y.sum().backward()
+    counts = np.zeros_like(array)
+    np.add.at(counts, np.array(index, dtype=np.int64), 1.0)
+    np.testing.assert_array_equal(x.grad.numpy(), counts)

@@ -1,0 +1,213 @@
+"""``cat`` and ``stack`` (nbgrad/ops/joining.py) against PyTorch and NumPy:
+values, dtype promotion, gradients, backward node names and error texts."""
+import re
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import nbgrad
+from nbgrad.autograd import gradcheck
+
+
+def node_name(fn):
+    if fn is None:
+        return None
+    return re.sub(r"\d+$", "", fn.name().rsplit("::", 1)[-1])
+
+
+def raised(fn, lib):
+    try:
+        fn(lib)
+    except Exception as error:  # noqa: BLE001 - the error itself is under test
+        return error
+    raise AssertionError(f"{lib.__name__} raised nothing")
+
+
+def assert_same_error(fn, exact=True):
+    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
+    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
+    if exact:
+        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
+
+
+def dtype_name(dtype):
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def make(lib, shape, dtype="float64", start=0.0, requires_grad=None):
+    values = np.arange(start, start + np.prod(shape)).reshape(shape)
+    if dtype == "bool":
+        return lib.tensor(values.astype(int) % 2 == 0)
+    if requires_grad is None:
+        requires_grad = dtype.startswith("float")
+    return lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=requires_grad)
+
+
+# (id, op, [(shape, dtype)] for the inputs)
+CASES = [
+    ("cat-dim0", lambda L, ts: L.cat(ts), [((2, 3), "float64"), ((1, 3), "float64")]),
+    ("cat-dim1", lambda L, ts: L.cat(ts, 1), [((2, 3), "float64"), ((2, 1), "float64")]),
+    ("cat-negative-dim", lambda L, ts: L.cat(ts, dim=-1), [((2, 3), "float64"), ((2, 2), "float64")]),
+    ("cat-three", lambda L, ts: L.cat(ts, -2), [((2, 2), "float64"), ((1, 2), "float64"),
+                                                  ((3, 2), "float64")]),
+    ("cat-one", lambda L, ts: L.cat(ts), [((2, 3), "float64")]),
+    ("cat-3d-middle", lambda L, ts: L.cat(ts, 1), [((2, 1, 3), "float64"), ((2, 4, 3), "float64")]),
+    ("cat-tuple", lambda L, ts: L.cat(tuple(ts)), [((2,), "float64"), ((3,), "float64")]),
+    ("cat-empty-part", lambda L, ts: L.cat(ts), [((0, 3), "float64"), ((2, 3), "float64")]),
+    ("cat-legacy-empty", lambda L, ts: L.cat(ts), [((2, 3), "float64"), ((0,), "float64"),
+                                                   ((1, 3), "float64")]),
+    ("cat-legacy-empty-dim1", lambda L, ts: L.cat(ts, 1), [((0,), "float64"), ((2, 3), "float64")]),
+    ("cat-all-legacy-empty", lambda L, ts: L.cat(ts), [((0,), "float64"), ((0,), "float64")]),
+    ("cat-float32-float64", lambda L, ts: L.cat(ts), [((2,), "float32"), ((2,), "float64")]),
+    ("cat-int-float", lambda L, ts: L.cat(ts), [((2,), "int64"), ((2,), "float32")]),
+    ("cat-bool-int", lambda L, ts: L.cat(ts), [((2,), "bool"), ((3,), "int64")]),
+    ("cat-bool-float", lambda L, ts: L.cat(ts), [((2,), "float32"), ((3,), "bool")]),
+    ("cat-ints", lambda L, ts: L.cat(ts), [((2,), "int64"), ((3,), "int64")]),
+    ("cat-legacy-empty-promotes", lambda L, ts: L.cat(ts), [((2,), "float32"), ((0,), "float64")]),
+    ("cat-no-grad-part", lambda L, ts: L.cat([ts[0], ts[1].detach()]), [((2,), "float64"),
+                                                                       ((2,), "float64")]),
+    ("stack", lambda L, ts: L.stack(ts), [((2, 3), "float64"), ((2, 3), "float64")]),
+    ("stack-dim1", lambda L, ts: L.stack(ts, 1), [((2, 3), "float64")] * 3),
+    ("stack-last", lambda L, ts: L.stack(ts, dim=2), [((2, 3), "float64")] * 2),
+    ("stack-negative", lambda L, ts: L.stack(ts, -1), [((2, 3), "float64")] * 2),
+    ("stack-most-negative", lambda L, ts: L.stack(ts, -3), [((2, 3), "float64")] * 2),
+    ("stack-0d", lambda L, ts: L.stack(ts), [((), "float64")] * 3),
+    ("stack-promote", lambda L, ts: L.stack(ts), [((2,), "int64"), ((2,), "float32")]),
+    ("stack-one", lambda L, ts: L.stack(ts, 1), [((2,), "float64")]),
+    ("stack-of-views", lambda L, ts: L.stack([ts[0].t(), ts[1][:, ::2]]),
+     [((3, 2), "float64"), ((2, 6), "float64")]),
+]
+
+
+@pytest.mark.parametrize("op, inputs", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_matches_torch(op, inputs):
+    results = []
+    for lib in (nbgrad, torch):
+        ts = [make(lib, shape, dtype, start=10.0 * k) for k, (shape, dtype) in enumerate(inputs)]
+        y = op(lib, ts)
+        if y.requires_grad:
+            w = lib.tensor(np.linspace(-1, 2, y.numel()).reshape(tuple(y.shape)), dtype=y.dtype)
+            (y * w).sum().backward()
+        results.append((y, ts))
+    (y, ts), (ty, tts) = results
+    assert tuple(y.shape) == tuple(ty.shape)
+    assert dtype_name(y.dtype) == dtype_name(ty.dtype)
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    assert node_name(y.grad_fn) == node_name(ty.grad_fn)
+    assert y.is_leaf == ty.is_leaf and y.requires_grad == ty.requires_grad
+    for t, tt in zip(ts, tts):
+        assert not np.shares_memory(y.detach().numpy(), t.detach().numpy())  # always a copy
+        assert (t.grad is None) == (tt.grad is None)
+        if t.grad is not None:
+            assert dtype_name(t.grad.dtype) == dtype_name(tt.grad.dtype)
+            np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-6)
+
+
+def test_result_is_independent_of_its_inputs():
+    a, b = nbgrad.ones(2), nbgrad.zeros(2)
+    for y in (nbgrad.cat([a, b]), nbgrad.stack([a, b])):
+        a.add_(1.0)
+        assert y._version == 0 and y.numpy().max() == 1.0
+        a.sub_(1.0)
+
+
+def test_same_tensor_twice_gets_both_gradients():
+    for lib in (nbgrad, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (lib.cat([x, x * 3, x]) * lib.arange(6.0)).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [0 + 6 + 4, 1 + 9 + 5])
+        x.grad = None
+        lib.stack([x, x], 1).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: nbgrad.cat([a, b * b], 1),
+    lambda a, b: nbgrad.cat([a.t(), b.t()], -2) * nbgrad.cat([b.t(), a.t()]),
+    lambda a, b: nbgrad.stack([a, b, a * b], 1),
+    lambda a, b: nbgrad.stack([a[0], b[:, 1]], -1),
+], ids=["cat", "cat-transposed", "stack", "stack-views"])
+def test_gradcheck(fn):
+    rng = np.random.default_rng(4)
+    a = nbgrad.tensor(rng.standard_normal((2, 2)), dtype=nbgrad.float64, requires_grad=True)
+    b = nbgrad.tensor(rng.standard_normal((2, 2)), dtype=nbgrad.float64, requires_grad=True)
+    assert gradcheck(fn, (a, b))
+
+
+ERRORS = [
+    ("cat-size-mismatch", lambda L: L.cat([L.zeros(2, 3), L.zeros(2, 1)])),
+    ("cat-size-mismatch-third", lambda L: L.cat([L.zeros(2, 3), L.zeros(1, 3), L.zeros(1, 2)])),
+    ("cat-ndim-mismatch", lambda L: L.cat([L.zeros(2, 3), L.zeros(3)])),
+    ("cat-0d", lambda L: L.cat([L.zeros(2), L.tensor(1.0)])),
+    ("cat-0d-first", lambda L: L.cat([L.tensor(1.0), L.tensor(2.0)])),
+    ("cat-dim-out-of-range", lambda L: L.cat([L.zeros(2, 3)], 2)),
+    ("cat-negative-dim-out-of-range", lambda L: L.cat([L.zeros(2, 3)], -3)),
+    ("cat-empty-list", lambda L: L.cat([])),
+    ("cat-legacy-empty-size", lambda L: L.cat([L.zeros(2, 3), L.zeros(0, 2)])),
+    ("stack-size-mismatch", lambda L: L.stack([L.zeros(2, 3), L.zeros(3, 2)])),
+    ("stack-size-mismatch-later", lambda L: L.stack([L.zeros(2), L.zeros(2), L.zeros(3)])),
+    ("stack-empty-list", lambda L: L.stack([])),
+    ("stack-dim-out-of-range", lambda L: L.stack([L.zeros(2, 3)], 3)),
+    ("stack-negative-dim-out-of-range", lambda L: L.stack([L.zeros(2, 3)], -4)),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in ERRORS], ids=[c[0] for c in ERRORS])
+def test_errors_match_torch(fn):
+    assert_same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.cat([L.zeros(2), [1.0, 2.0]]),
+    lambda L: L.cat(L.zeros(2, 3)),
+    lambda L: L.cat([L.zeros(2)], 0.0),
+    lambda L: L.stack([L.zeros(2), [1.0, 2.0]]),
+    lambda L: L.stack(L.zeros(2, 3)),
+], ids=["cat-list-element", "cat-tensor", "cat-float-dim", "stack-list-element", "stack-tensor"])
+def test_bad_arguments_raise_type_error(fn):
+    assert_same_error(fn, exact=False)
+
+
+def test_cat_error_texts():
+    with pytest.raises(RuntimeError, match=r"^Sizes of tensors must match except in dimension 0\. "
+                                           r"Expected size 3 but got size 1 for tensor number 1 in "
+                                           r"the list\.$"):
+        nbgrad.cat([nbgrad.zeros(2, 3), nbgrad.zeros(2, 1)])
+    with pytest.raises(RuntimeError, match=r"^zero-dimensional tensor \(at position 1\) cannot be "
+                                           r"concatenated$"):
+        nbgrad.cat([nbgrad.zeros(2), nbgrad.tensor(1.0)])
+
+
+@st.composite
+def cat_inputs(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = draw(st.lists(st.integers(1, 3), min_size=ndim, max_size=ndim))
+    dim = draw(st.integers(-ndim, ndim - 1))
+    sizes = draw(st.lists(st.integers(0, 3), min_size=1, max_size=4))
+    shapes = []
+    for n in sizes:
+        s = list(shape)
+        s[dim] = n
+        shapes.append(tuple(s))
+    return shapes, dim
+
+
+@given(cat_inputs())
+def test_cat_and_stack_match_numpy(case):
+    shapes, dim = case
+    rng = np.random.default_rng(len(shapes))
+    arrays = [rng.standard_normal(s) for s in shapes]
+    ts = [nbgrad.tensor(a, dtype=nbgrad.float64, requires_grad=True) for a in arrays]
+    y = nbgrad.cat(ts, dim)
+    np.testing.assert_array_equal(y.detach().numpy(), np.concatenate(arrays, axis=dim))
+    w = rng.standard_normal(y.shape)
+    (y * nbgrad.tensor(w)).sum().backward()
+    for t, part in zip(ts, np.split(w, np.cumsum([s[dim] for s in shapes])[:-1], axis=dim)):
+        np.testing.assert_array_equal(t.grad.numpy(), part)
+    same = [a[..., :1] if a.ndim else a for a in arrays if a.size] or [np.zeros(1)]
+    same = [np.broadcast_to(same[0], same[0].shape).copy() + k for k in range(len(same))]
+    stacked = nbgrad.stack([nbgrad.tensor(a) for a in same], dim % (same[0].ndim + 1))
+    np.testing.assert_array_equal(stacked.numpy(), np.stack(same, axis=dim % (same[0].ndim + 1)))

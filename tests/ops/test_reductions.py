@@ -1,0 +1,347 @@
+"""Reductions and the softmax family (nbgrad/ops/reductions.py) against
+PyTorch and NumPy: values, dtypes, gradients (ties included), backward node
+names, error texts, numerical stability; gradients also by finite differences."""
+import re
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import nbgrad
+from nbgrad.autograd import gradcheck
+
+
+def node_name(fn):
+    if fn is None:
+        return None
+    return re.sub(r"\d+$", "", fn.name().rsplit("::", 1)[-1])
+
+
+def raised(fn, lib):
+    try:
+        fn(lib)
+    except Exception as error:  # noqa: BLE001 - the error itself is under test
+        return error
+    raise AssertionError(f"{lib.__name__} raised nothing")
+
+
+def assert_same_error(fn, exact=True):
+    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
+    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
+    if exact:
+        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
+
+
+def dtype_name(dtype):
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def outputs(result):
+    """The tensors of a result (a tensor, or a values/indices pair)."""
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+TIES = np.array([[1.0, 5.0, 5.0, -2.0], [5.0, 0.0, 5.0, 5.0], [-3.0, -3.0, 2.0, -3.0]])
+RANDOM = np.random.default_rng(5).standard_normal((2, 3, 4))
+
+
+def compare(op, array, dtype="float64", requires_grad=True):
+    """Run ``op`` on nbgrad and torch; compare every output, then the
+    gradient of a weighted sum of the first output."""
+    rtol, atol = (1e-6, 1e-12) if dtype != "float32" else (2e-5, 1e-6)
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(array, dtype=getattr(lib, dtype), requires_grad=requires_grad)
+        result = op(lib, x)
+        first = outputs(result)[0]
+        if first.requires_grad:
+            w = np.linspace(-1.0, 2.0, first.numel()).reshape(tuple(first.shape))
+            (first * lib.tensor(w, dtype=first.dtype)).sum().backward()
+        results.append((result, x))
+    (result, x), (t_result, tx) = results
+    assert type(result).__name__ == type(t_result).__name__ or not isinstance(t_result, tuple)
+    for ours, theirs in zip(outputs(result), outputs(t_result), strict=True):
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        assert dtype_name(ours.dtype) == dtype_name(theirs.dtype)
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol,
+                                   atol=atol, equal_nan=True)
+        assert node_name(ours.grad_fn) == node_name(theirs.grad_fn)
+    assert (x.grad is None) == (tx.grad is None)
+    if x.grad is not None:
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=rtol, atol=atol,
+                                   equal_nan=True)
+    return result, t_result
+
+
+SUM_MEAN = [
+    ("sum", lambda L, x: x.sum()),
+    ("sum-dim", lambda L, x: x.sum(1)),
+    ("sum-negative-dim", lambda L, x: x.sum(-1)),
+    ("sum-tuple", lambda L, x: x.sum((0, 2))),
+    ("sum-list-negative", lambda L, x: x.sum([-1, 0])),
+    ("sum-keepdim", lambda L, x: x.sum(1, keepdim=True)),
+    ("sum-tuple-keepdim", lambda L, x: x.sum((0, -1), keepdim=True)),
+    ("sum-empty-tuple-is-all", lambda L, x: x.sum(())),
+    ("sum-all-keepdim", lambda L, x: x.sum(dim=None, keepdim=True)),
+    ("sum-dtype", lambda L, x: x.sum(dtype=L.float32)),
+    ("sum-dim-dtype", lambda L, x: x.sum(0, dtype=L.float32)),
+    ("sum-function", lambda L, x: L.sum(x, 2)),
+    ("mean", lambda L, x: x.mean()),
+    ("mean-dim", lambda L, x: x.mean(0)),
+    ("mean-tuple-keepdim", lambda L, x: x.mean((1, 2), keepdim=True)),
+    ("mean-negative", lambda L, x: x.mean(-2)),
+    ("mean-empty-tuple-is-all", lambda L, x: x.mean(dim=[])),
+    ("mean-function", lambda L, x: L.mean(x, 1)),
+]
+
+
+@pytest.mark.parametrize("op", [c[1] for c in SUM_MEAN], ids=[c[0] for c in SUM_MEAN])
+def test_sum_and_mean_match_torch(op):
+    compare(op, RANDOM)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+@pytest.mark.parametrize("op", [
+    lambda L, x: x.sum(), lambda L, x: x.sum(0), lambda L, x: x.sum((0, 1), keepdim=True),
+    lambda L, x: x.sum(dtype=L.float64), lambda L, x: x.mean(dtype=L.float64),
+    lambda L, x: x.mean(1, dtype=L.float32),
+], ids=["sum", "sum-dim", "sum-keepdim", "sum-float-dtype", "mean-dtype", "mean-dim-dtype"])
+def test_integer_and_bool_reductions(op, dtype):
+    """Integer and bool sums are int64, as in PyTorch; means need a float dtype."""
+    compare(op, np.array([[3, 0, 2], [1, 1, 0]]), dtype=dtype, requires_grad=False)
+
+
+def test_float_sum_cast_to_an_integer_dtype():
+    compare(lambda L, x: x.sum(dtype=L.int64), np.array([1.7, 2.6, -0.5]), requires_grad=False)
+
+
+@pytest.mark.parametrize("op", [
+    lambda L, x: x.sum(), lambda L, x: x.sum(0), lambda L, x: x.sum(1), lambda L, x: x.mean(),
+    lambda L, x: x.mean(0), lambda L, x: x.mean(1, keepdim=True),
+], ids=["sum", "sum-0", "sum-1", "mean", "mean-0", "mean-1"])
+def test_reductions_of_empty_tensors(op):
+    compare(op, np.zeros((0, 3)))
+
+
+@pytest.mark.parametrize("op", [
+    lambda L, x: x.sum(), lambda L, x: x.sum(0), lambda L, x: x.sum(-1, keepdim=True),
+    lambda L, x: x.mean(), lambda L, x: x.max(), lambda L, x: x.max(0),
+    lambda L, x: x.min(-1, keepdim=True), lambda L, x: x.amax(), lambda L, x: x.amin(0),
+    lambda L, x: x.softmax(0), lambda L, x: x.log_softmax(-1),
+], ids=["sum", "sum-0", "sum-keepdim", "mean", "max", "max-0", "min-keepdim", "amax", "amin-0",
+        "softmax", "log_softmax"])
+def test_reductions_of_0d_tensors(op):
+    compare(op, np.array(3.5))
+
+
+EXTREMA = [
+    ("max", lambda L, x: x.max()),
+    ("min", lambda L, x: x.min()),
+    ("max-dim", lambda L, x: x.max(1)),
+    ("max-dim0", lambda L, x: x.max(0)),
+    ("max-keepdim", lambda L, x: x.max(-1, keepdim=True)),
+    ("min-dim", lambda L, x: x.min(dim=1)),
+    ("min-keepdim", lambda L, x: x.min(0, keepdim=True)),
+    ("max-function", lambda L, x: L.max(x, 1)),
+    ("amax", lambda L, x: x.amax()),
+    ("amax-dim", lambda L, x: x.amax(1)),
+    ("amax-tuple", lambda L, x: x.amax((0, 1))),
+    ("amax-keepdim", lambda L, x: x.amax(0, keepdim=True)),
+    ("amin-negative", lambda L, x: x.amin(-1)),
+    ("amin-empty-tuple-is-all", lambda L, x: x.amin(())),
+    ("amin-function", lambda L, x: L.amin(x, (1,), keepdim=True)),
+]
+
+
+@pytest.mark.parametrize("op", [c[1] for c in EXTREMA], ids=[c[0] for c in EXTREMA])
+def test_extrema_with_ties_match_torch(op):
+    """Whole-tensor max/min and amax/amin share a tied gradient evenly; max/min
+    along a dim send it to the returned index (PyTorch picks the first)."""
+    compare(op, TIES)
+
+
+@pytest.mark.parametrize("op", [c[1] for c in EXTREMA], ids=[c[0] for c in EXTREMA])
+def test_extrema_match_torch(op):
+    compare(op, RANDOM[0])
+
+
+@pytest.mark.parametrize("op", [c[1] for c in EXTREMA], ids=[c[0] for c in EXTREMA])
+def test_extrema_with_nan_match_torch(op):
+    compare(op, np.array([[1.0, np.nan, 5.0], [2.0, 0.0, 5.0]]))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+@pytest.mark.parametrize("op", [c[1] for c in EXTREMA[:8]], ids=[c[0] for c in EXTREMA[:8]])
+def test_extrema_of_integers_and_bools(op, dtype):
+    compare(op, np.array([[3, 0, 3], [1, 4, 0]]), dtype=dtype, requires_grad=False)
+
+
+def test_whole_tensor_max_ties_share_the_gradient_evenly():
+    x = nbgrad.tensor([[1.0, 5.0], [5.0, 5.0]], requires_grad=True)
+    x.max().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 1 / 3], [1 / 3, 1 / 3]])
+    x.grad = None
+    x.amax(1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 1], [0.5, 0.5]])
+    x.grad = None
+    x.max(1).values.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 1], [1, 0]])
+
+
+def test_max_with_dim_returns_a_values_indices_pair():
+    result = nbgrad.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 7.0]]).max(1)
+    values, indices = result
+    assert result.values is values and result.indices is indices
+    assert indices.dtype is nbgrad.int64 and not indices.requires_grad
+    np.testing.assert_array_equal(values.numpy(), [5.0, 7.0])
+    np.testing.assert_array_equal(indices.numpy(), [1, 0])
+    assert repr(result) == repr(torch.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 7.0]]).max(1)).replace(
+        "torch.", "nbgrad.")
+    assert type(nbgrad.zeros(2).min(0)).__name__ == "min"
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_reductions_match_numpy(shape, data):
+    array = data.draw(st.lists(st.integers(-3, 3), min_size=int(np.prod(shape)),
+                               max_size=int(np.prod(shape)))).copy()
+    array = np.array(array, dtype=np.float64).reshape(shape)  # small integers: ties are common
+    axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1),
+                              unique_by=lambda d: d % len(shape), max_size=len(shape)))
+    keepdim = data.draw(st.booleans())
+    x = nbgrad.tensor(array, dtype=nbgrad.float64)
+    numpy_axes = tuple(axes) if axes else None  # an empty dim list reduces everything, as in PyTorch
+    dims = tuple(axes)
+    for ours, expected in ((x.sum(dims, keepdim=keepdim), array.sum(numpy_axes, keepdims=keepdim)),
+                           (x.mean(dims, keepdim=keepdim), array.mean(numpy_axes, keepdims=keepdim)),
+                           (x.amax(dims, keepdim=keepdim), array.max(numpy_axes, keepdims=keepdim)),
+                           (x.amin(dims, keepdim=keepdim), array.min(numpy_axes, keepdims=keepdim))):
+        assert ours.shape == expected.shape
+        np.testing.assert_allclose(ours.numpy(), expected, rtol=1e-12)
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    values, indices = x.max(dim, keepdim=keepdim)
+    np.testing.assert_array_equal(values.numpy(), array.max(dim, keepdims=keepdim))
+    np.testing.assert_array_equal(indices.numpy(), array.argmax(dim, keepdims=keepdim))
+
+
+# ---------------------------------------------------------------- softmax
+SOFTMAX = [
+    ("softmax-last", lambda L, x: x.softmax(-1)),
+    ("softmax-first", lambda L, x: x.softmax(0)),
+    ("softmax-middle", lambda L, x: x.softmax(1)),
+    ("log_softmax-last", lambda L, x: x.log_softmax(2)),
+    ("log_softmax-first", lambda L, x: x.log_softmax(-3)),
+    ("log_softmax-middle", lambda L, x: x.log_softmax(-2)),
+    ("softmax-function", lambda L, x: L.softmax(x, dim=1)),
+    ("log_softmax-function", lambda L, x: L.log_softmax(x, 0)),
+    ("softmax-of-view", lambda L, x: x.transpose(0, 2).softmax(1)),
+]
+
+
+@pytest.mark.parametrize("op", [c[1] for c in SOFTMAX], ids=[c[0] for c in SOFTMAX])
+def test_softmax_matches_torch(op):
+    compare(op, RANDOM)
+    compare(op, RANDOM, dtype="float32")
+
+
+@pytest.mark.parametrize("op", [c[1] for c in SOFTMAX], ids=[c[0] for c in SOFTMAX])
+def test_softmax_is_numerically_stable(op):
+    """Inputs like 1000 and -1000 must neither overflow nor give NaN."""
+    big = np.array([[[1000.0, -1000.0, 0.0, 999.0]] * 3, [[-1000.0, -1000.0, -999.0, 1000.0]] * 3])
+    ours, _ = compare(op, big)
+    assert np.isfinite(ours.detach().numpy()).all()
+    ours, _ = compare(op, big, dtype="float32")
+    assert np.isfinite(ours.detach().numpy()).all()
+
+
+def test_softmax_sums_to_one_and_log_softmax_is_its_log():
+    x = nbgrad.tensor(RANDOM * 30, dtype=nbgrad.float64)
+    for dim in range(3):
+        s = x.softmax(dim).numpy()
+        np.testing.assert_allclose(s.sum(axis=dim), 1.0, rtol=1e-12)
+        np.testing.assert_allclose(np.log(s), x.log_softmax(dim).numpy(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("op", [
+    lambda L, x: x.softmax(0, dtype=L.float64), lambda L, x: x.log_softmax(1, dtype=L.float64),
+], ids=["softmax", "log_softmax"])
+def test_softmax_dtype_argument(op):
+    ours, theirs = compare(op, RANDOM[0], dtype="float32")
+    assert ours.dtype is nbgrad.float64
+
+
+@pytest.mark.parametrize("op", [
+    lambda L, x: x.softmax(0), lambda L, x: x.log_softmax(1), lambda L, x: x.softmax(1),
+], ids=["softmax-0", "log_softmax-1", "softmax-1"])
+def test_softmax_of_empty_tensors(op):
+    compare(op, np.zeros((0, 3)))
+
+
+def test_softmax_with_infinities_matches_torch():
+    compare(lambda L, x: x.softmax(0), np.array([np.inf, 1.0]))
+    compare(lambda L, x: x.softmax(0), np.array([-np.inf, -np.inf, -np.inf]))
+    compare(lambda L, x: x.log_softmax(0), np.array([-np.inf, 0.0, 1.0]))
+
+
+# ---------------------------------------------------- finite differences
+GRADCHECK = [
+    ("sum", lambda x: x.sum((0, 2)) * x.sum(-1, keepdim=True)[0, :, 0]),
+    ("mean", lambda x: x.mean(1) + x.mean()),
+    ("max-dim", lambda x: x.max(1).values * x.min(-1).values[:, :1]),
+    ("max", lambda x: x.max() * x.min()),
+    ("amax", lambda x: x.amax((0, 2)) + x.amin(1).sum()),
+    ("softmax", lambda x: x.softmax(1) * x.softmax(-1)[:, :1, :]),
+    ("log_softmax", lambda x: x.log_softmax(0) + x.log_softmax(2)),
+    ("softmax-large", lambda x: (x * 400).softmax(1)),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in GRADCHECK], ids=[c[0] for c in GRADCHECK])
+def test_gradcheck(fn):
+    x = nbgrad.tensor(RANDOM, dtype=nbgrad.float64, requires_grad=True)  # no ties: smooth
+    assert gradcheck(fn, (x,))
+
+
+# ---------------------------------------------------------------- errors
+ERRORS = [
+    ("sum-dim-out-of-range", lambda L: L.zeros(2, 3).sum(2)),
+    ("sum-dim-repeated", lambda L: L.zeros(2, 3).sum((1, -1))),
+    ("mean-int", lambda L: L.zeros(2, dtype=L.int64).mean()),
+    ("mean-bool", lambda L: L.zeros(2, dtype=L.bool).mean(0)),
+    ("mean-int-dtype", lambda L: L.zeros(2).mean(dtype=L.int64)),
+    ("mean-dim-out-of-range", lambda L: L.zeros(2).mean(-2)),
+    ("max-empty", lambda L: L.zeros(0, 3).max()),
+    ("min-empty", lambda L: L.zeros(0).min()),
+    ("max-empty-dim", lambda L: L.zeros(0, 3).max(0)),
+    ("min-dim-out-of-range", lambda L: L.zeros(2, 3).min(2)),
+    ("amax-empty", lambda L: L.zeros(0, 3).amax()),
+    ("amin-empty-dim", lambda L: L.zeros(2, 0).amin((0, 1))),
+    ("amax-dim-repeated", lambda L: L.zeros(2, 3).amax((0, 0))),
+    ("softmax-int", lambda L: L.arange(6).reshape(2, 3).softmax(0)),
+    ("softmax-int-last", lambda L: L.arange(6).reshape(2, 3).softmax(-1)),
+    ("log_softmax-int", lambda L: L.arange(6).reshape(2, 3).log_softmax(0)),
+    ("log_softmax-int-last", lambda L: L.arange(6).log_softmax(0)),
+    ("softmax-int-dtype", lambda L: L.zeros(3).softmax(0, dtype=L.int64)),
+    ("softmax-dim-out-of-range", lambda L: L.zeros(2, 3).softmax(2)),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in ERRORS], ids=[c[0] for c in ERRORS])
+def test_errors_match_torch(fn):
+    assert_same_error(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.zeros(2, 3).softmax(), lambda L: L.zeros(2, 3).log_softmax(),
+    lambda L: L.zeros(2, 3).max((0, 1)),
+], ids=["softmax-no-dim", "log_softmax-no-dim", "max-tuple-dim"])
+def test_bad_arguments_raise_type_error(fn):
+    assert_same_error(fn, exact=False)
+
+
+def test_mean_of_integers_error_text():
+    with pytest.raises(RuntimeError, match=r"^mean\(\): could not infer output dtype\. Input dtype "
+                                           r"must be either a floating point or complex dtype\. "
+                                           r"Got: Long$"):
+        nbgrad.tensor([1, 2]).mean()

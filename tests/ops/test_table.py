@@ -1,0 +1,693 @@
+"""The elementwise op table, row by row.
+
+Every row of ``nbgrad.ROWS`` is checked forward against NumPy and PyTorch,
+backward against PyTorch (same inputs, same upstream gradient) and against
+central finite differences (``nbgrad.autograd.gradcheck``, float64), on random
+shapes from hypothesis: broadcasting between inputs, 0-d tensors, Python
+numbers in each position where PyTorch accepts one, non-contiguous inputs
+(transposed, strided slices), float32 and float64 (mixed too). The in-place
+variant of every row with a method (``t.<name>_``) is generated from the same
+rows. ``REFERENCE`` says, per row, what NumPy and PyTorch compute; a guard
+test fails when a row has no entry, so a new row cannot go untested.
+"""
+import math
+import operator
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import nbgrad
+from helpers import (assert_close, assert_same_tensor, dtype_name, examples, node_name,
+                     normalize_error,
+                     to_torch_dtype, torch_error)
+
+ROWS = nbgrad.ROWS
+FLOATS = (nbgrad.float32, nbgrad.float64)
+LAYOUTS = ("contiguous", "transposed", "strided")
+LIBS = (nbgrad, torch)
+
+
+# ----------------------------------------------------------------- reference
+@dataclass(frozen=True)
+class Ref:
+    """How NumPy computes a row, and how the public API calls it.
+
+    ``call(lib, *args)`` is the same code for ``lib`` = nbgrad and torch.
+    ``scalars``: the sets of positions that may hold Python numbers (PyTorch
+    accepts them there). ``inplace_only``: the row backs an in-place method
+    (``copy_``, ``fill_``) and ``call`` is that method."""
+    numpy: Callable
+    call: Callable
+    scalars: tuple = ((),)
+    inplace_only: bool = False
+    torch_inplace: bool = True  # torch has Tensor.<name>_
+    full_first: bool = False  # torch needs the first input in the broadcast shape
+
+
+def _function(name):
+    return lambda lib, *args: getattr(lib, name)(*args)
+
+
+def _operator(op):
+    return lambda lib, a, b: op(a, b)
+
+
+def _sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+def _copy(a, src):
+    return np.broadcast_to(src, np.shape(a))
+
+
+def _fill(a, value):
+    return np.full(np.shape(a), value, dtype=np.float64)
+
+
+BINARY = ((), (0,), (1,))  # operators accept a Python number on either side
+
+REFERENCE = {
+    "neg": Ref(np.negative, lambda lib, a: -a),
+    "add": Ref(np.add, _operator(operator.add), BINARY),
+    "sub": Ref(np.subtract, _operator(operator.sub), BINARY),
+    "mul": Ref(np.multiply, _operator(operator.mul), BINARY),
+    "div": Ref(np.true_divide, _operator(operator.truediv), BINARY),
+    "pow": Ref(np.power, _operator(operator.pow), BINARY),
+    "exp": Ref(np.exp, _function("exp")),
+    "log": Ref(np.log, _function("log")),
+    "sqrt": Ref(np.sqrt, _function("sqrt")),
+    "abs": Ref(np.abs, lambda lib, a: abs(a)),
+    "sin": Ref(np.sin, _function("sin")),
+    "cos": Ref(np.cos, _function("cos")),
+    "tanh": Ref(np.tanh, _function("tanh")),
+    "sigmoid": Ref(_sigmoid, _function("sigmoid")),
+    "relu": Ref(lambda a: np.maximum(a, 0), _function("relu")),
+    "maximum": Ref(np.maximum, _function("maximum"), torch_inplace=False),
+    "minimum": Ref(np.minimum, _function("minimum"), torch_inplace=False),
+    "clamp": Ref(lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
+                 lambda lib, a, lo, hi: a.clamp(lo, hi), ((), (1, 2)), full_first=True),
+    "where": Ref(np.where, _function("where"), ((), (1,), (2,), (1, 2))),
+    "eq": Ref(np.equal, _operator(operator.eq), BINARY),
+    "ne": Ref(np.not_equal, _operator(operator.ne), BINARY),
+    "lt": Ref(np.less, _operator(operator.lt), BINARY),
+    "le": Ref(np.less_equal, _operator(operator.le), BINARY),
+    "gt": Ref(np.greater, _operator(operator.gt), BINARY),
+    "ge": Ref(np.greater_equal, _operator(operator.ge), BINARY),
+    "copy": Ref(_copy, lambda lib, a, src: a.copy_(src), inplace_only=True),
+    "fill": Ref(_fill, lambda lib, a, value: a.fill_(value), ((1,),), inplace_only=True),
+}
+
+
+def call_inplace(row, lib, *args):
+    """``args[0].<name>_(*args[1:])``; where PyTorch has no such method, the
+    same write spelled with copy_."""
+    ref = REFERENCE[row.name]
+    if ref.inplace_only:
+        return ref.call(lib, *args)
+    if row.name == "clamp":
+        return args[0].clamp_(*args[1:])
+    if lib is torch and not ref.torch_inplace:
+        return args[0].copy_(ref.call(lib, args[0].clone(), *args[1:]))
+    return getattr(args[0], row.name + "_")(*args[1:])
+
+
+# ------------------------------------------------------------------ sampling
+# Rows with kinks sample on a 1/4 grid with a per-input offset (in 1/16), so
+# inputs never sit on a kink (abs/relu at 0, maximum/minimum ties, clamp
+# bounds) where finite differences and the two libraries may legitimately
+# disagree. Comparisons sample on the grid too, so that ties happen.
+GRID_OFFSETS = {
+    "abs": (2,), "relu": (2,),
+    "maximum": (2, 0), "minimum": (2, 0),
+    "clamp": (2, 0, 1),
+    "eq": (0, 0), "ne": (0, 0), "lt": (0, 0), "le": (0, 0), "gt": (0, 0), "ge": (0, 0),
+}
+
+
+def sample(row, position, rng, shape):
+    """float64 values in ``row.domain``, exactly representable in float32."""
+    lo, hi = row.domain
+    x = rng.uniform(lo, hi, size=shape)
+    if row.name in GRID_OFFSETS:
+        x = np.floor(x * 4) / 4 + GRID_OFFSETS[row.name][position] / 16
+    return x.astype(np.float32).astype(np.float64)
+
+
+def sample_scalar(row, position, rng, kind):
+    if kind is int:
+        lo, hi = row.domain
+        return int(rng.integers(math.ceil(lo), math.floor(hi) + 1))
+    return float(sample(row, position, rng, ()))
+
+
+def base_shape(shape, layout):
+    """The shape of the contiguous tensor a layout's view is taken from."""
+    if layout == "transposed" and len(shape) >= 2:
+        return shape[::-1]
+    if layout == "strided" and len(shape) >= 1:
+        return (*shape[:-1], 2 * shape[-1])
+    return shape
+
+
+def take_view(x, layout):
+    """The non-contiguous view of ``x`` (NumPy, nbgrad or torch alike)."""
+    ndim = x.ndim
+    if layout == "transposed" and ndim >= 2:
+        return x.transpose() if isinstance(x, np.ndarray) else x.permute(*reversed(range(ndim)))
+    if layout == "strided" and ndim >= 1:
+        return x[..., ::2]
+    return x
+
+
+@dataclass
+class Slot:
+    """One input of a case: a Python number, or a tensor of some shape,
+    dtype and layout whose base holds ``values``."""
+    shape: tuple = None
+    dtype: object = None
+    layout: str = "contiguous"
+    values: object = None  # a Python number, or the base's values (float64 / bool)
+
+    @property
+    def is_tensor(self):
+        return self.shape is not None
+
+
+class Case:
+    """Inputs for one row, reproducible from ``seed``; ``build`` makes the
+    same inputs in nbgrad and torch."""
+
+    def __init__(self, row, slots, seed):
+        self.row, self.slots, self.seed = row, slots, seed
+        rng = np.random.default_rng(seed)
+        for k, slot in enumerate(slots):
+            if not slot.is_tensor:
+                slot.values = sample_scalar(row, k, rng, slot.dtype)
+            elif slot.dtype is nbgrad.bool:
+                slot.values = rng.random(base_shape(slot.shape, slot.layout)) < 0.5
+            else:
+                slot.values = sample(row, k, rng, base_shape(slot.shape, slot.layout))
+        self.upstream_values = rng.standard_normal(
+            np.broadcast_shapes(*(s.shape for s in slots if s.is_tensor)))
+
+    def __repr__(self):
+        parts = [f"{type(s.values).__name__} {s.values!r}" if not s.is_tensor else
+                 f"{dtype_name(s.dtype)}{list(s.shape)} {s.layout}" for s in self.slots]
+        return f"Case({self.row.name}: {', '.join(parts)}; seed={self.seed})"
+
+    @property
+    def tensor_dtypes(self):
+        return [s.dtype for s in self.slots if s.is_tensor and s.dtype is not nbgrad.bool]
+
+    @property
+    def precision(self):
+        """The tolerance to compare with: float32's if any input is float32."""
+        return nbgrad.float32 if nbgrad.float32 in self.tensor_dtypes else nbgrad.float64
+
+    def numpy_args(self):
+        """The inputs as the reference sees them: the views' values, float64."""
+        args = []
+        for slot in self.slots:
+            if not slot.is_tensor:
+                args.append(slot.values)
+            else:
+                data = take_view(slot.values, slot.layout)
+                args.append(data if slot.dtype is nbgrad.bool else data.astype(np.float64))
+        return args
+
+    def leaves(self, lib, requires_grad=False):
+        """One leaf per tensor input (the contiguous base of its view); the
+        floating ones require grad when asked to (whatever the row declares
+        differentiable: a missing derivative shows up against torch)."""
+        leaves = []
+        for k, slot in enumerate(self.slots):
+            if not slot.is_tensor:
+                leaves.append(None)
+                continue
+            grad = requires_grad and slot.dtype.is_floating_point
+            dtype = slot.dtype if lib is nbgrad else to_torch_dtype(slot.dtype)
+            leaves.append(lib.tensor(slot.values.tolist() if slot.values.ndim == 0 else slot.values,
+                                     dtype=dtype, requires_grad=grad))
+        return leaves
+
+    def args(self, lib, leaves, nonleaf_first=False):
+        """The op's arguments: scalars, and views of the leaves. With
+        ``nonleaf_first`` the first input is a view of ``leaf * 1``, a
+        non-leaf that an in-place op may write into."""
+        args = []
+        for k, (slot, leaf) in enumerate(zip(self.slots, leaves)):
+            if not slot.is_tensor:
+                args.append(slot.values)
+                continue
+            if k == 0 and nonleaf_first:
+                leaf = leaf * 1 if leaf.requires_grad else leaf.clone()
+            args.append(take_view(leaf, slot.layout))
+        return args
+
+    def upstream(self, lib, dtype):
+        """The incoming gradient for ``backward``, in the output's dtype."""
+        if lib is nbgrad:
+            return nbgrad.tensor(self.upstream_values, dtype=dtype)
+        return torch.tensor(self.upstream_values, dtype=dtype)
+
+
+def _patterns(row, inplace, differentiable):
+    patterns = REFERENCE[row.name].scalars
+    if inplace:
+        patterns = [p for p in patterns if 0 not in p]
+    if differentiable:  # leave at least one input to differentiate
+        patterns = [p for p in patterns if any(k not in p for k in row.differentiable)]
+    return patterns
+
+
+@st.composite
+def cases(draw, row, *, inplace=False, differentiable=False, dtypes=FLOATS, max_dims=3):
+    """Random inputs for ``row``: mutually broadcastable shapes (0-d
+    included), Python numbers where allowed, a random layout per tensor."""
+    ref = REFERENCE[row.name]
+    inplace = inplace or ref.inplace_only
+    scalar_positions = draw(st.sampled_from(_patterns(row, inplace, differentiable)))
+    n_tensors = len(row.inputs) - len(scalar_positions)
+    shapes = draw(hnp.mutually_broadcastable_shapes(
+        num_shapes=n_tensors, min_dims=0, max_dims=max_dims, max_side=3))
+    tensor_shapes = list(shapes.input_shapes)
+    if inplace or ref.full_first:  # the destination has the broadcast shape
+        tensor_shapes[0] = shapes.result_shape
+    slots = []
+    for k in range(len(row.inputs)):
+        if k in scalar_positions:
+            slots.append(Slot(dtype=draw(st.sampled_from([float, int]))))
+            continue
+        dtype = nbgrad.bool if k in row.bool_inputs else draw(st.sampled_from(dtypes))
+        slots.append(Slot(tensor_shapes.pop(0), dtype, draw(st.sampled_from(LAYOUTS))))
+    return Case(row, slots, draw(st.integers(0, 2**32 - 1)))
+
+
+def _ids(rows):
+    return [row.name for row in rows]
+
+
+DIFFERENTIABLE = [row for row in ROWS if row.differentiable]
+NOT_DIFFERENTIABLE = [row for row in ROWS if not row.differentiable]
+METHOD_ROWS = [row for row in ROWS if row.method]
+
+
+# --------------------------------------------------------------------- guard
+def test_every_row_has_a_reference():
+    """Adding a row without saying how to test it fails here."""
+    names = [row.name for row in ROWS]
+    missing = [name for name in names if name not in REFERENCE]
+    assert not missing, f"rows without a test reference in {__file__}: {missing}"
+    stale = sorted(set(REFERENCE) - set(names))
+    assert not stale, f"references for rows that no longer exist: {stale}"
+    assert len(set(names)) == len(names), "two rows share a name"
+
+
+def test_rows_describe_themselves():
+    for row in ROWS:
+        assert row.inputs == tuple(row.forward.__code__.co_varnames[:len(row.inputs)])
+        assert all(0 <= i < len(row.inputs) for i in row.differentiable)
+        assert row.result in ("promote", "float", "bool", "self")
+        assert row.domain[0] < row.domain[1]
+        if row.result == "bool":
+            assert not row.differentiable, f"{row.name}: a comparison has no gradient"
+        if row.method:
+            assert callable(getattr(nbgrad.Tensor, row.name))
+            assert callable(getattr(nbgrad.Tensor, row.name + "_"))
+            assert getattr(nbgrad, row.name) is not None
+
+
+# ------------------------------------------------------------------- forward
+@pytest.mark.parametrize("row", ROWS, ids=_ids(ROWS))
+@given(data=st.data())
+def test_forward_matches_numpy_and_torch(row, data):
+    case = data.draw(cases(row), label="case")
+    ref = REFERENCE[row.name]
+    expected = ref.numpy(*case.numpy_args())
+    results = {}
+    for lib in LIBS:
+        leaves = case.leaves(lib)
+        args = case.args(lib, leaves, nonleaf_first=ref.inplace_only)
+        results[lib] = ref.call(lib, *args)
+    out, want = results[nbgrad], results[torch]
+    assert isinstance(out, nbgrad.Tensor)
+    assert dtype_name(out.dtype) == dtype_name(want.dtype)
+    assert tuple(out.shape) == tuple(want.shape) == np.shape(expected)
+    tol = case.precision if out.dtype.is_floating_point else out.dtype
+    assert_close(out, want, dtype=tol)
+    assert_close(out, np.asarray(expected).astype(out.dtype.numpy), dtype=tol)
+    assert not out.requires_grad and out.grad_fn is None
+
+
+SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.5, 1e-30, 1e30]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=dtype_name)
+@pytest.mark.parametrize("row", ROWS, ids=_ids(ROWS))
+def test_special_values_match_torch(row, dtype):
+    """NaN, infinities, signed zeros, tiny and huge values, in every tensor position."""
+    n = len(SPECIAL)
+    grids = np.meshgrid(*([np.array(SPECIAL)] * min(len(row.inputs), 2)), indexing="ij")
+    columns = [g.reshape(-1) for g in grids]
+    if row.name == "where":
+        columns = [np.arange(n * n) % 2 == 0, *columns]
+    elif row.name == "clamp":
+        columns = [np.tile(SPECIAL, n), np.repeat(SPECIAL, n), np.full(n * n, 1.0)]
+    results = {}
+    for lib in LIBS:
+        float_type = dtype if lib is nbgrad else to_torch_dtype(dtype)
+        args = [lib.tensor(c, dtype=lib.bool if c.dtype == np.bool_ else float_type)
+                for c in columns]
+        if row.name == "fill":
+            args[1] = 1e30
+        results[lib] = REFERENCE[row.name].call(lib, *args)
+    assert_same_tensor(results[nbgrad], results[torch])
+
+
+@pytest.mark.parametrize("row", METHOD_ROWS, ids=_ids(METHOD_ROWS))
+def test_row_function_and_method_agree(row):
+    """``row(...)``, ``nbgrad.<name>(...)`` and ``t.<name>(...)`` are one op."""
+    rng = np.random.default_rng(0)
+    args = [nbgrad.tensor(sample(row, k, rng, (2, 3))) for k in range(len(row.inputs))]
+    if row.name == "clamp":
+        args[1:] = [-0.5, 0.5]
+        by_method = args[0].clamp(*args[1:])
+    else:
+        by_method = getattr(args[0], row.name)(*args[1:])
+        assert_same_tensor(getattr(nbgrad, row.name)(*args), torch.tensor(by_method.numpy()))
+    assert_same_tensor(row(*args), torch.tensor(by_method.numpy()))
+
+
+# ------------------------------------------------------------------ backward
+def _backward(row, case, lib):
+    ref = REFERENCE[row.name]
+    leaves = case.leaves(lib, requires_grad=True)
+    args = case.args(lib, leaves, nonleaf_first=ref.inplace_only)
+    out = ref.call(lib, *args)
+    out.backward(case.upstream(lib, out.dtype))
+    return out, [leaf.grad if leaf is not None and leaf.requires_grad else None for leaf in leaves]
+
+
+@pytest.mark.parametrize("row", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
+@given(data=st.data())
+def test_backward_matches_torch(row, data):
+    case = data.draw(cases(row, differentiable=True), label="case")
+    out, grads = _backward(row, case, nbgrad)
+    want, want_grads = _backward(row, case, torch)
+    if case.slots[0].is_tensor:  # torch names 2 - t RsubBackward and 2 / t MulBackward
+        assert node_name(out.grad_fn) == node_name(want.grad_fn)
+    for k, (g, w) in enumerate(zip(grads, want_grads)):
+        assert (g is None) == (w is None), f"input {k}: grad {g} but torch's {w}"
+        if g is not None:
+            assert dtype_name(g.dtype) == dtype_name(w.dtype)
+            assert_close(g, w, dtype=case.precision)
+
+
+@pytest.mark.parametrize("row", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
+@given(data=st.data())
+@examples(15)
+def test_gradcheck(row, data):
+    """Analytical gradients equal central finite differences (float64)."""
+    case = data.draw(cases(row, differentiable=True, dtypes=(nbgrad.float64,)), label="case")
+    ref = REFERENCE[row.name]
+    leaves = case.leaves(nbgrad, requires_grad=True)
+    inputs = [leaf for leaf in leaves if leaf is not None]
+
+    def func(*tensors):
+        it = iter(tensors)
+        full = [next(it) if leaf is not None else None for leaf in leaves]
+        return ref.call(nbgrad, *case.args(nbgrad, full, nonleaf_first=ref.inplace_only))
+
+    assert nbgrad.autograd.gradcheck(func, inputs)
+
+
+KINKS = {  # inputs exactly on a kink: compare with PyTorch's convention there
+    "abs": [[-1.0, 0.0, 2.0]],
+    "relu": [[-1.0, 0.0, 2.0]],
+    "maximum": [[1.0, 0.0, 2.0], [1.0, 0.5, 2.0]],
+    "minimum": [[1.0, 0.0, 2.0], [1.0, 0.5, 2.0]],
+    "clamp": [[-1.0, 0.0, 0.5, 1.0, 2.0], [0.0], [1.0]],
+    "pow": [[0.0, 0.0, 2.0], [2.0, 0.0, 0.0]],
+    "sqrt": [[0.0, 1.0]],
+    "div": [[1.0, 0.0, -1.0], [0.0, 1.0, 0.0]],
+    "log": [[0.0, 1.0]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(KINKS))
+def test_gradient_at_kinks_matches_torch(name):
+    """Ties split the gradient; abs/relu give 0 at 0; clamp passes the
+    gradient at its bounds; pow/sqrt/div/log at 0 give PyTorch's inf/nan/0."""
+    row = nbgrad.ops.table.BY_NAME[name]
+    results = {}
+    for lib in LIBS:
+        inputs = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in KINKS[name]]
+        out = REFERENCE[name].call(lib, *inputs)
+        out.backward(lib.ones_like(out))
+        results[lib] = [t.grad for t in inputs]
+    assert len(results[nbgrad]) == len(row.inputs)
+    for g, w in zip(results[nbgrad], results[torch]):
+        assert_same_tensor(g, w)
+
+
+def test_clamp_with_crossed_bounds_matches_torch():
+    """min > max: PyTorch returns max everywhere, and the gradient goes to max."""
+    results = {}
+    for lib in LIBS:
+        x = lib.tensor([-1.0, 0.5, 3.0], requires_grad=True)
+        lo = lib.tensor([2.0, 2.0, 2.0], requires_grad=True)
+        hi = lib.tensor([1.0, 1.0, 1.0], requires_grad=True)
+        out = x.clamp(lo, hi)
+        out.backward(lib.tensor([1.0, 2.0, 3.0]))
+        results[lib] = [out, x.grad, lo.grad, hi.grad]
+        results[lib].append(x.detach().clamp(2.0, 1.0))
+    for a, b in zip(results[nbgrad], results[torch]):
+        assert_same_tensor(a, b)
+
+
+@pytest.mark.parametrize("row", NOT_DIFFERENTIABLE, ids=_ids(NOT_DIFFERENTIABLE))
+def test_rows_without_derivatives_do_not_record(row):
+    results = {}
+    for lib in LIBS:
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([2.0, 2.0], requires_grad=True)
+        results[lib] = REFERENCE[row.name].call(lib, a, b)
+    out, want = results[nbgrad], results[torch]
+    assert out.requires_grad is want.requires_grad is False
+    assert out.grad_fn is None and want.grad_fn is None
+    assert_same_tensor(out, want)
+
+
+@pytest.mark.parametrize("row", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
+def test_no_grad_records_nothing(row):
+    rng = np.random.default_rng(1)
+    x = nbgrad.tensor(sample(row, 0, rng, (3,)), requires_grad=True)
+    args = [x.detach() * 1 if REFERENCE[row.name].inplace_only else x]
+    args += [nbgrad.tensor(sample(row, k, rng, (3,))) for k in range(1, len(row.inputs))]
+    if row.name == "where":
+        args = [args[1] > 0, x, args[2]]
+    elif row.name == "fill":
+        args[1] = 2.5
+    with nbgrad.no_grad():
+        out = REFERENCE[row.name].call(nbgrad, *args)
+    assert not out.requires_grad and out.grad_fn is None
+
+
+# -------------------------------------------------------- in-place variants
+def _inplace(row, case, lib):
+    leaves = case.leaves(lib, requires_grad=True)
+    args = case.args(lib, leaves, nonleaf_first=True)
+    y = args[0]
+    version = y._version
+    result = call_inplace(row, lib, *args)
+    assert result is y, "an in-place method returns self"
+    bumped = y._version - version
+    if y.requires_grad:
+        y.backward(case.upstream(lib, y.dtype))
+    grads = [leaf.grad if leaf is not None and leaf.requires_grad else None for leaf in leaves]
+    return y, bumped, grads
+
+
+@pytest.mark.parametrize("row", METHOD_ROWS, ids=_ids(METHOD_ROWS))
+@given(data=st.data())
+def test_inplace_variant_matches_torch(row, data):
+    """``y = x * 1; y.<name>_(...)`` (also through a non-contiguous view of
+    y's storage): values, version bump and gradients as in PyTorch."""
+    case = data.draw(cases(row, inplace=True), label="case")
+    y, bumped, grads = _inplace(row, case, nbgrad)
+    want, want_bumped, want_grads = _inplace(row, case, torch)
+    assert dtype_name(y.dtype) == dtype_name(want.dtype)
+    assert_close(y.detach(), want, dtype=case.precision)
+    assert bumped == want_bumped == 1
+    if REFERENCE[row.name].torch_inplace:
+        assert node_name(y.grad_fn) == node_name(want.grad_fn)
+    for k, (g, w) in enumerate(zip(grads, want_grads)):
+        assert (g is None) == (w is None), f"input {k}: grad {g} but torch's {w}"
+        if g is not None:
+            assert_close(g, w, dtype=case.precision)
+
+
+AUGMENTED = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv}
+_AUGMENTED_ROW = {"+=": "add", "-=": "sub", "*=": "mul", "/=": "div"}
+
+
+@pytest.mark.parametrize("op", sorted(AUGMENTED))
+@given(data=st.data())
+@examples(15)
+def test_augmented_assignment_matches_torch(op, data):
+    """``y += b`` writes into y (same object, version bumped) with y's history rebased."""
+    row = nbgrad.ops.table.BY_NAME[_AUGMENTED_ROW[op]]
+    case = data.draw(cases(row, inplace=True), label="case")
+    results = {}
+    for lib in LIBS:
+        leaves = case.leaves(lib, requires_grad=True)
+        y, other = case.args(lib, leaves, nonleaf_first=True)
+        before, version = y, y._version
+        y = AUGMENTED[op](y, other)
+        assert y is before
+        y.backward(case.upstream(lib, y.dtype))
+        results[lib] = (y, y._version - version, [t.grad for t in leaves if t is not None])
+    (y, bumped, grads), (want, want_bumped, want_grads) = results[nbgrad], results[torch]
+    assert_close(y.detach(), want, dtype=case.precision)
+    assert bumped == want_bumped == 1
+    assert node_name(y.grad_fn) == node_name(want.grad_fn)
+    for g, w in zip(grads, want_grads):
+        assert_close(g, w, dtype=case.precision)
+
+
+def test_power_assignment_is_in_place():
+    for lib in LIBS:
+        t = lib.tensor([1.0, 2.0])
+        before = t
+        t **= 2
+        assert t is before and t._version == 1
+        assert t.tolist() == [1.0, 4.0]
+
+
+_INPLACE_DTYPE_ROWS = ("add", "mul", "div", "exp", "lt", "clamp")
+_DTYPE_VALUES = {
+    "bool": [True, False, True],
+    "int64": [-2, 0, 3],
+    "float32": [-1.5, 0.0, 2.5],
+    "float64": [-1.5, 0.0, 2.5],
+}
+
+
+def _others(lib, name):
+    yield f"{name} tensor", lib.tensor(_DTYPE_VALUES[name], dtype=getattr(lib, name))
+    yield f"0-d {name} tensor", lib.tensor(_DTYPE_VALUES[name][2], dtype=getattr(lib, name))
+
+
+def _type_words(message):
+    return re.sub(r"\b(long int|long)\b", "long", message.lower())
+
+
+@pytest.mark.parametrize("row", _INPLACE_DTYPE_ROWS)
+@pytest.mark.parametrize("self_dtype", list(_DTYPE_VALUES))
+def test_inplace_result_type_rules_match_torch(row, self_dtype):
+    """The result may be cast to self's dtype only within its category (bool <
+    integer < floating); otherwise the same error as PyTorch, and nothing changes."""
+    row = nbgrad.ops.table.BY_NAME[row]
+    others = {lib: [("", None)] if len(row.inputs) == 1 else
+              [*(o for name in _DTYPE_VALUES for o in _others(lib, name)),
+               ("True", True), ("2", 2), ("2.5", 2.5)] for lib in LIBS}
+    for (label, other), (_, t_other) in zip(others[nbgrad], others[torch]):
+        def run(lib, other):
+            t = lib.tensor(_DTYPE_VALUES[self_dtype], dtype=getattr(lib, self_dtype))
+            args = () if other is None else (other, other) if row.name == "clamp" else (other,)
+            return t, lambda: getattr(t, row.name + "_")(*args)
+
+        t, nb_call = run(nbgrad, other)
+        tt, torch_call = run(torch, t_other)
+        expected = torch_error(torch_call)
+        if isinstance(expected, NotImplementedError):
+            continue  # torch has no kernel for the dtype (e.g. clamp of bool): not a type rule
+        if expected is not None:
+            with pytest.raises(type(expected)) as info:
+                nb_call()
+            # torch spells the type "Long", "bool" or "long int" depending on the op
+            assert _type_words(str(info.value)) == _type_words(str(expected)), label
+            assert t._version == 0 and t.tolist() == _DTYPE_VALUES[self_dtype], \
+                "a refused in-place op changed its destination"
+        else:
+            nb_call()
+            assert_same_tensor(t, tt)
+            assert t._version == 1
+
+
+def test_inplace_messages():
+    with pytest.raises(RuntimeError) as info:
+        nbgrad.tensor([1, 2, 3]).div_(2)
+    assert str(info.value) == "result type Float can't be cast to the desired output type Long"
+    t = nbgrad.ones(3)
+    with pytest.raises(RuntimeError) as info:
+        t.add_(nbgrad.ones(2, 3))
+    assert str(info.value) == "output with shape [3] doesn't match the broadcast shape [2, 3]"
+    assert t._version == 0
+    expected = torch_error(lambda: torch.ones(3).add_(torch.ones(2, 3)))
+    assert str(expected) == str(info.value)
+
+
+@pytest.mark.parametrize("row", METHOD_ROWS, ids=_ids(METHOD_ROWS))
+def test_inplace_on_a_leaf_that_requires_grad_is_refused(row):
+    x = nbgrad.tensor([0.5, 1.5], requires_grad=True)
+    args = [nbgrad.tensor([1.0, 1.0])] * (len(row.inputs) - 1)
+    if row.name == "clamp":
+        args = [0.0, 1.0]
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in "
+                                           "an in-place operation."):
+        call_inplace(row, nbgrad, x, *args)
+    assert x._version == 0 and x.tolist() == [0.5, 1.5]
+
+
+BINARY_METHOD_ROWS = [r for r in METHOD_ROWS if r.differentiable and len(r.inputs) == 2]
+
+
+@pytest.mark.parametrize("row", BINARY_METHOD_ROWS, ids=_ids(BINARY_METHOD_ROWS))
+def test_inplace_into_a_tensor_without_grad_records_the_other_input(row):
+    """``z = tensor(...); z.<op>_(x)`` with x requiring grad: z gets a history."""
+    results = {}
+    for lib in LIBS:
+        z = lib.tensor([0.75, 1.25], dtype=lib.float64)
+        x = lib.tensor([1.5, 0.5], dtype=lib.float64, requires_grad=True)
+        call_inplace(row, lib, z, x)
+        assert z.requires_grad
+        z.backward(lib.tensor([1.0, -2.0], dtype=lib.float64))
+        results[lib] = (z, x.grad)
+    for a, b in zip(results[nbgrad], results[torch]):
+        assert_same_tensor(a, b)
+
+
+def test_inplace_reads_an_aliasing_input_before_writing():
+    """The other input overlaps the destination. PyTorch refuses a partial
+    overlap ("Please clone() the tensor"); nbgrad reads the input before it
+    writes (on purpose), which gives what PyTorch gives after the clone()."""
+    base = nbgrad.tensor([1.0, 2.0, 3.0, 4.0])
+    base[0:3].add_(base[1:4])
+    want = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    want[0:3].add_(want[1:4].clone())
+    assert_same_tensor(base, want)
+    for lib in LIBS:  # full overlap: allowed by both
+        same = lib.tensor([1.0, 2.0, 3.0])
+        same.mul_(same)
+        assert same.tolist() == [1.0, 4.0, 9.0]
+
+
+def test_saved_input_modified_in_place_raises_like_torch():
+    messages = {}
+    for lib in LIBS:
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        out = y.exp() * y  # mul saves y
+        y.add_(1)
+        with pytest.raises(RuntimeError) as info:
+            out.sum().backward()
+        messages[lib] = normalize_error(str(info.value))
+    assert messages[nbgrad] == messages[torch]

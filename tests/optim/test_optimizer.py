@@ -1,0 +1,159 @@
+"""The Optimizer base: groups, zero_grad, state dicts, the version bump."""
+import numpy as np
+import pytest
+import torch
+
+import nbgrad
+import nbgrad.nn as nn
+import nbgrad.optim as optim
+from nbgrad.serialization import load, save
+
+
+def _params(n=2):
+    return [nn.Parameter(nbgrad.ones(3) * (k + 1)) for k in range(n)]
+
+
+def _steps(opt, params, n, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        for p in params:
+            p.grad = nbgrad.tensor(rng.standard_normal(3).astype(np.float32))
+        opt.step()
+
+
+def test_zero_grad_set_to_none_and_zeroing():
+    params = _params()
+    opt = optim.SGD(params, lr=0.1)
+    for p in params:
+        p.grad = nbgrad.ones(3)
+    grad = params[0].grad
+    opt.zero_grad(set_to_none=False)
+    assert params[0].grad is grad and (grad.numpy() == 0).all() and grad._version == 1
+    opt.zero_grad()
+    assert all(p.grad is None for p in params)
+
+
+def test_constructor_errors_match_torch():
+    cases = [
+        lambda o, t: o.SGD([], lr=0.1),
+        lambda o, t: o.SGD(t.zeros(2), lr=0.1),
+        lambda o, t: o.SGD([t.zeros(2, requires_grad=True) * 2], lr=0.1),
+        lambda o, t: o.SGD([[1.0]], lr=0.1),
+        lambda o, t: o.SGD([{"params": {t.zeros(1, requires_grad=True)}}], lr=0.1),
+    ]
+    for case in cases:
+        with pytest.raises((TypeError, ValueError)) as expected:
+            case(torch.optim, torch)
+        with pytest.raises(expected.type) as actual:
+            case(optim, nbgrad)
+        assert str(actual.value) == str(expected.value).replace("torch.", "nbgrad.")
+
+
+def test_parameter_in_two_groups_is_refused():
+    p = _params(1)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        optim.SGD([{"params": p}, {"params": p}], lr=0.1)
+
+
+def test_named_parameters_are_accepted():
+    layer = nn.Linear(2, 1)
+    opt = optim.Adam(layer.named_parameters())
+    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
+    assert opt.param_groups[0]["params"] == list(layer.parameters()) or all(
+        a is b for a, b in zip(opt.param_groups[0]["params"], layer.parameters()))
+
+
+def test_state_dict_layout_matches_torch():
+    params = _params()
+    tparams = [torch.nn.Parameter(torch.tensor(p.detach().numpy())) for p in params]
+    opt = optim.Adam(params, lr=0.01, amsgrad=True)
+    topt = torch.optim.Adam(tparams, lr=0.01, amsgrad=True)
+    for p, tp in zip(params, tparams):
+        p.grad, tp.grad = nbgrad.ones(3), torch.ones(3)
+    opt.step()
+    topt.step()
+    ours, theirs = opt.state_dict(), topt.state_dict()
+    assert list(ours["state"]) == list(theirs["state"]) == [0, 1]
+    assert list(ours["state"][0]) == list(theirs["state"][0])
+    assert ours["param_groups"][0]["params"] == theirs["param_groups"][0]["params"]
+    assert set(ours["param_groups"][0]) <= set(theirs["param_groups"][0])
+
+
+@pytest.mark.parametrize("name,kwargs", [("SGD", dict(lr=0.1, momentum=0.9)),
+                                         ("Adam", dict(lr=0.01, amsgrad=True)),
+                                         ("AdamW", dict(lr=0.01))])
+def test_state_dict_round_trip_resumes_exactly(name, kwargs, tmp_path):
+    params = _params()
+    opt = getattr(optim, name)(params, **kwargs)
+    _steps(opt, params, 3)
+    path = tmp_path / "opt.npz"
+    save({"params": [p.detach() for p in params], "opt": opt.state_dict()}, path)
+    _steps(opt, params, 2, seed=1)
+    expected = [p.detach().numpy().copy() for p in params]
+
+    checkpoint = load(path)
+    fresh = [nn.Parameter(t) for t in checkpoint["params"]]
+    opt2 = getattr(optim, name)(fresh, lr=123.0)  # hyper-parameters come from the state dict
+    opt2.load_state_dict(checkpoint["opt"])
+    assert opt2.param_groups[0]["lr"] == kwargs["lr"]
+    _steps(opt2, fresh, 2, seed=1)
+    for a, b in zip(fresh, expected):
+        np.testing.assert_array_equal(a.detach().numpy(), b)
+
+
+def test_load_state_dict_copies_and_casts_state():
+    params = _params()
+    opt = optim.Adam(params, lr=0.01)
+    _steps(opt, params, 2)
+    state = opt.state_dict()
+    double = [nn.Parameter(p.detach().double()) for p in params]
+    opt2 = optim.Adam(double)
+    opt2.load_state_dict(state)
+    for p in double:
+        assert opt2.state[p]["exp_avg"].dtype == nbgrad.float64
+        assert opt2.state[p]["step"].dtype == nbgrad.float32
+    exp_avg = opt.state[params[0]]["exp_avg"]
+    assert not np.shares_memory(opt2.state[double[0]]["exp_avg"].numpy(), exp_avg.numpy())
+
+
+def test_load_state_dict_mismatch_changes_nothing():
+    params = _params()
+    opt = optim.SGD(params, lr=0.1, momentum=0.9)
+    _steps(opt, params, 1)
+    state = opt.state_dict()
+    other = optim.SGD(_params(3), lr=0.5)
+    with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):
+        other.load_state_dict(state)
+    assert other.param_groups[0]["lr"] == 0.5 and not other.state
+    two_groups = optim.SGD([{"params": params[:1]}, {"params": params[1:]}], lr=0.1)
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        two_groups.load_state_dict(state)
+    wrong_shape = optim.SGD([nn.Parameter(nbgrad.ones(4)), nn.Parameter(nbgrad.ones(3))], lr=0.7)
+    with pytest.raises(ValueError, match="does not match its parameter"):
+        wrong_shape.load_state_dict(state)
+    assert wrong_shape.param_groups[0]["lr"] == 0.7 and not wrong_shape.state
+
+
+def test_step_bumps_version_once_and_names_itself_in_stale_errors():
+    w = nn.Parameter(nbgrad.tensor([0.5, -0.5]))
+    opt = optim.SGD([w], lr=0.1)
+    out = (w * 2).sigmoid()
+    w.grad = nbgrad.ones(2)
+    loss = (w * w).sum()  # MulBackward saved w
+    opt.step()  # the classic mistake: stepping before the backward that needs w
+    assert w._version == 1
+    with pytest.raises(RuntimeError, match=r"modified in place by SGD\.step\(\)"):
+        loss.backward()
+    out.sum().backward()  # sigmoid saved its output, which the step did not touch
+
+
+def test_repr_lists_groups_like_torch():
+    p = _params(1)
+    tp = [torch.nn.Parameter(torch.zeros(1))]
+    ours = repr(optim.SGD(p, lr=0.1, momentum=0.9))
+    theirs = repr(torch.optim.SGD(tp, lr=0.1, momentum=0.9))
+    keys = [line.split(":")[0] for line in theirs.splitlines() if ":" in line]
+    for key in ("lr", "momentum", "nesterov", "weight_decay", "dampening", "maximize"):
+        assert any(line.strip().startswith(key + ":") for line in ours.splitlines())
+        assert any(k.strip() == key for k in keys)
+    assert ours.startswith("SGD (\nParameter Group 0\n")

@@ -1,0 +1,317 @@
+"""Tensor creation (nbgrad/creation.py) against PyTorch and NumPy: dtype
+inference, copying versus sharing memory, values, random generators and
+their seeding, and PyTorch's errors."""
+import numpy as np
+import pytest
+import torch
+
+import nbgrad
+
+
+def raised(fn, lib):
+    try:
+        fn(lib)
+    except Exception as error:  # noqa: BLE001 - the error itself is under test
+        return error
+    raise AssertionError(f"{lib.__name__} raised nothing")
+
+
+def assert_same_error(fn, exact=True):
+    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
+    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
+    if exact:
+        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
+
+
+def dtype_name(dtype):
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def assert_same_tensor(ours, theirs, rtol=0.0, atol=0.0):
+    assert isinstance(ours, nbgrad.Tensor)
+    assert dtype_name(ours.dtype) == dtype_name(theirs.dtype)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.requires_grad == theirs.requires_grad
+    assert ours.is_leaf and ours.grad_fn is None
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
+
+
+# ----------------------------------------------------------------- tensor
+TENSOR_DATA = [
+    ("floats", lambda L: L.tensor([1.5, 2.0])),
+    ("ints", lambda L: L.tensor([1, -2, 3])),
+    ("bools", lambda L: L.tensor([True, False])),
+    ("bool-and-int", lambda L: L.tensor([True, 2])),
+    ("int-and-float", lambda L: L.tensor([[1, 2.5], [True, 0]])),
+    ("nested", lambda L: L.tensor([[[1.0], [2.0]], [[3.0], [4.0]]])),
+    ("python-float", lambda L: L.tensor(2.5)),
+    ("python-int", lambda L: L.tensor(3)),
+    ("python-bool", lambda L: L.tensor(False)),
+    ("empty", lambda L: L.tensor([])),
+    ("empty-nested", lambda L: L.tensor([[]])),
+    ("float64-array", lambda L: L.tensor(np.array([1.5, 2.25]))),
+    ("float32-array", lambda L: L.tensor(np.array([1.5, 2.25], dtype=np.float32))),
+    ("int64-array", lambda L: L.tensor(np.array([[1, 2]], dtype=np.int64))),
+    ("bool-array", lambda L: L.tensor(np.array([True, False]))),
+    ("numpy-float64-scalar", lambda L: L.tensor(np.float64(2.5))),
+    ("numpy-int64-scalar", lambda L: L.tensor(np.int64(7))),
+    ("0d-tensors", lambda L: L.tensor([L.tensor(1.0), L.tensor(2.0)])),
+    ("dtype-float64", lambda L: L.tensor([1, 2], dtype=L.float64)),
+    ("dtype-int64-truncates", lambda L: L.tensor([1.7, -2.7], dtype=L.int64)),
+    ("dtype-bool", lambda L: L.tensor([0.0, 2.0], dtype=L.bool)),
+    ("dtype-float32-from-float64-array", lambda L: L.tensor(np.array([1.5]), dtype=L.float32)),
+    ("requires-grad", lambda L: L.tensor([1.0, 2.0], requires_grad=True)),
+    ("requires-grad-float64", lambda L: L.tensor([1, 2], dtype=L.float64, requires_grad=True)),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in TENSOR_DATA], ids=[c[0] for c in TENSOR_DATA])
+def test_tensor_matches_torch(make):
+    """Python floats give float32 (the default dtype), ints int64, bools bool;
+    a float64 NumPy array keeps float64."""
+    assert_same_tensor(make(nbgrad), make(torch))
+
+
+def test_tensor_copies_its_data():
+    array = np.arange(3.0)
+    t = nbgrad.tensor(array)
+    array[0] = 100.0
+    assert t[0].item() == 0.0
+    t.add_(1.0)
+    assert array[1] == 1.0
+    source = nbgrad.ones(2, requires_grad=True)
+    copy = nbgrad.tensor(source.detach())
+    assert not np.shares_memory(copy.numpy(), source.detach().numpy())
+    assert copy.is_leaf and not copy.requires_grad
+
+
+def test_requires_grad_on_an_integer_tensor_is_refused():
+    for make in (lambda L: L.tensor([1, 2], requires_grad=True),
+                 lambda L: L.zeros(2, dtype=L.int64, requires_grad=True),
+                 lambda L: L.ones(2, dtype=L.bool, requires_grad=True),
+                 lambda L: L.arange(3, requires_grad=True),
+                 lambda L: L.full((2,), 3, requires_grad=True),
+                 lambda L: L.randint(5, (3,), requires_grad=True)):
+        assert_same_error(make)
+        with pytest.raises(RuntimeError, match=r"^Only Tensors of floating point and complex dtype "
+                                               r"can require gradients$"):
+            make(nbgrad)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.tensor([[1, 2], [3]]),
+    lambda L: L.tensor("a"),
+    lambda L: L.tensor([1, "a"]),
+], ids=["ragged", "string", "list-with-string"])
+def test_tensor_refuses_bad_data(make):
+    assert_same_error(make, exact=False)
+
+
+# --------------------------------------------- as_tensor and from_numpy
+def test_as_tensor_shares_memory_with_an_array_of_the_same_dtype():
+    for array in (np.arange(3.0), np.arange(3.0, dtype=np.float32), np.arange(3), np.ones(3, bool)):
+        t = nbgrad.as_tensor(array)
+        assert np.shares_memory(t.numpy(), array)
+        assert dtype_name(t.dtype) == dtype_name(torch.as_tensor(array).dtype)
+        array[0] = 0
+        assert t[0].item() == 0
+
+
+def test_as_tensor_copies_when_it_must_convert():
+    array = np.arange(3.0)
+    t = nbgrad.as_tensor(array, dtype=nbgrad.float32)
+    assert t.dtype is nbgrad.float32 and not np.shares_memory(t.numpy(), array)
+    assert nbgrad.as_tensor([1, 2]).dtype is nbgrad.int64
+    assert nbgrad.as_tensor(3.5).dtype is nbgrad.float32
+
+
+def test_as_tensor_of_a_tensor():
+    for lib in (nbgrad, torch):
+        x = lib.ones(2)
+        assert lib.as_tensor(x) is x
+        y = lib.as_tensor(x, dtype=lib.float64)
+        assert y is not x and dtype_name(y.dtype) == "float64"
+
+
+def test_from_numpy_is_zero_copy_both_ways():
+    array = np.zeros((2, 3))
+    t = nbgrad.from_numpy(array)
+    assert t.dtype is nbgrad.float64 and t.shape == (2, 3)
+    array[1, 2] = 5.0  # a write in NumPy is visible in the tensor
+    assert t[1, 2].item() == 5.0
+    t[0, 0] = -1.0  # and the other way round
+    assert array[0, 0] == -1.0
+    assert t.numpy() is array or np.shares_memory(t.numpy(), array)
+
+
+def test_from_numpy_keeps_strides_like_torch():
+    array = np.arange(12.0).reshape(3, 4)[:, ::2]
+    ours, theirs = nbgrad.from_numpy(array), torch.from_numpy(array)
+    assert ours.stride() == theirs.stride() and ours.is_contiguous() == theirs.is_contiguous()
+    np.testing.assert_array_equal(ours.numpy(), array)
+    assert np.shares_memory(ours.numpy(), array)
+
+
+def test_from_numpy_refuses_what_is_not_an_array():
+    assert_same_error(lambda L: L.from_numpy([1.0, 2.0]))
+
+
+def test_from_numpy_refuses_dtypes_nbgrad_lacks():
+    """nbgrad has float32, float64, int64 and bool; no silent copy for others."""
+    with pytest.raises(TypeError, match="int32"):
+        nbgrad.from_numpy(np.zeros(2, dtype=np.int32))
+
+
+# ------------------------------------------------------ filled and ranges
+FACTORIES = [
+    ("zeros", lambda L: L.zeros(2, 3)),
+    ("zeros-tuple", lambda L: L.zeros((2, 3))),
+    ("zeros-list-int64", lambda L: L.zeros([2, 3], dtype=L.int64)),
+    ("zeros-0d", lambda L: L.zeros(())),
+    ("zeros-empty-dim", lambda L: L.zeros(2, 0)),
+    ("zeros-requires-grad", lambda L: L.zeros(2, requires_grad=True)),
+    ("ones", lambda L: L.ones(3)),
+    ("ones-bool", lambda L: L.ones(2, 2, dtype=L.bool)),
+    ("ones-float64", lambda L: L.ones((1, 2), dtype=L.float64, requires_grad=True)),
+    ("full-int", lambda L: L.full((2,), 3)),
+    ("full-float", lambda L: L.full((2, 1), 3.5)),
+    ("full-bool", lambda L: L.full((2,), True)),
+    ("full-0d", lambda L: L.full((), -1.0)),
+    ("full-dtype", lambda L: L.full([2, 2], 3, dtype=L.float64)),
+    ("full-requires-grad", lambda L: L.full((2,), 3.0, requires_grad=True)),
+    ("eye", lambda L: L.eye(3)),
+    ("eye-rectangular", lambda L: L.eye(2, 4)),
+    ("eye-int64", lambda L: L.eye(3, 2, dtype=L.int64)),
+    ("eye-zero", lambda L: L.eye(0)),
+    ("arange-int", lambda L: L.arange(5)),
+    ("arange-float", lambda L: L.arange(5.0)),
+    ("arange-start-end", lambda L: L.arange(2, 7)),
+    ("arange-float-step", lambda L: L.arange(1, 4, 0.5)),
+    ("arange-fraction", lambda L: L.arange(0, 1, 0.1)),
+    ("arange-negative-step", lambda L: L.arange(5, 0, -1)),
+    ("arange-negative-float-step", lambda L: L.arange(1.0, -1.0, -0.5)),
+    ("arange-empty", lambda L: L.arange(3, 3)),
+    ("arange-dtype", lambda L: L.arange(5, dtype=L.float64)),
+    ("arange-numpy-int", lambda L: L.arange(np.int64(4))),
+    ("arange-requires-grad", lambda L: L.arange(3.0, requires_grad=True)),
+    ("linspace", lambda L: L.linspace(0, 1, 5)),
+    ("linspace-one", lambda L: L.linspace(2, 3, 1)),
+    ("linspace-zero", lambda L: L.linspace(0, 1, 0)),
+    ("linspace-decreasing", lambda L: L.linspace(3, -3, 7)),
+    ("linspace-float64", lambda L: L.linspace(-1, 1, 9, dtype=L.float64)),
+    ("linspace-int64", lambda L: L.linspace(0, 10, 5, dtype=L.int64)),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in FACTORIES], ids=[c[0] for c in FACTORIES])
+def test_factories_match_torch(make):
+    assert_same_tensor(make(nbgrad), make(torch), rtol=1e-6, atol=1e-15)
+
+
+def test_empty_has_the_shape_and_dtype():
+    for lib in (nbgrad, torch):
+        t = lib.empty(2, 3, dtype=lib.int64)
+        assert tuple(t.shape) == (2, 3) and dtype_name(t.dtype) == "int64"
+        assert dtype_name(lib.empty((4,)).dtype) == "float32"
+
+
+LIKE = [
+    ("zeros_like", lambda L, x: L.zeros_like(x)),
+    ("zeros_like-dtype", lambda L, x: L.zeros_like(x, dtype=L.float32)),
+    ("ones_like", lambda L, x: L.ones_like(x)),
+    ("ones_like-requires-grad", lambda L, x: L.ones_like(x, dtype=L.float64, requires_grad=True)),
+    ("full_like", lambda L, x: L.full_like(x, 2.7)),
+    ("full_like-dtype", lambda L, x: L.full_like(x, 2.7, dtype=L.float64)),
+]
+
+
+@pytest.mark.parametrize("source", ["int64", "float64"])
+@pytest.mark.parametrize("make", [c[1] for c in LIKE], ids=[c[0] for c in LIKE])
+def test_like_factories_match_torch(make, source):
+    """``*_like`` takes the shape and, unless told otherwise, the dtype of its
+    input; never its requires_grad."""
+    results = [make(lib, lib.ones(2, 3, dtype=getattr(lib, source))) for lib in (nbgrad, torch)]
+    assert_same_tensor(*results)
+
+
+def test_like_factories_of_a_tensor_that_requires_grad():
+    x = nbgrad.ones(2, requires_grad=True)
+    for t in (nbgrad.zeros_like(x), nbgrad.ones_like(x), nbgrad.rand_like(x), nbgrad.randn_like(x),
+              nbgrad.empty_like(x), nbgrad.full_like(x, 1.0)):
+        assert t.shape == (2,) and t.dtype is nbgrad.float32 and not t.requires_grad
+
+
+# ---------------------------------------------------------------- random
+def test_manual_seed_makes_random_tensors_reproducible():
+    draws = []
+    for _ in range(2):
+        nbgrad.manual_seed(1234)
+        draws.append([nbgrad.rand(5).numpy(), nbgrad.randn(2, 3).numpy(),
+                      nbgrad.randint(0, 10, (4,)).numpy(), nbgrad.rand_like(nbgrad.ones(3)).numpy()])
+    for first, second in zip(*draws):
+        np.testing.assert_array_equal(first, second)
+    nbgrad.manual_seed(1235)
+    assert not np.array_equal(nbgrad.rand(5).numpy(), draws[0][0])
+
+
+def test_random_tensors_have_the_right_dtype_shape_and_range():
+    nbgrad.manual_seed(0)
+    u = nbgrad.rand(100, 100)
+    assert u.dtype is nbgrad.float32 and u.shape == (100, 100)
+    assert 0.0 <= u.numpy().min() and u.numpy().max() < 1.0 and abs(u.numpy().mean() - 0.5) < 0.02
+    n = nbgrad.randn(100, 100, dtype=nbgrad.float64)
+    assert n.dtype is nbgrad.float64
+    assert abs(n.numpy().mean()) < 0.05 and abs(n.numpy().std() - 1.0) < 0.05
+    r = nbgrad.randint(3, 7, (1000,))
+    assert r.dtype is nbgrad.int64 and set(np.unique(r.numpy())) == {3, 4, 5, 6}
+    r = nbgrad.randint(4, (2, 2))
+    assert r.shape == (2, 2) and 0 <= r.numpy().min() and r.numpy().max() < 4
+    assert nbgrad.randint(4, (3,), dtype=nbgrad.float32).dtype is nbgrad.float32
+    assert nbgrad.randn(3, requires_grad=True).requires_grad
+    assert nbgrad.randn_like(nbgrad.ones(2, dtype=nbgrad.float64)).dtype is nbgrad.float64
+
+
+# ----------------------------------------------------------------- errors
+ERRORS = [
+    ("zeros-negative", lambda L: L.zeros(-1, 3)),
+    ("zeros-negative-tuple", lambda L: L.zeros((2, -2))),
+    ("ones-negative", lambda L: L.ones(2, -1)),
+    ("empty-negative", lambda L: L.empty(-3)),
+    ("full-negative", lambda L: L.full((-1, 3), 2.0)),
+    ("rand-negative", lambda L: L.rand(-1)),
+    ("randn-negative", lambda L: L.randn(2, -2)),
+    ("randint-negative", lambda L: L.randint(5, (-1,))),
+    ("eye-negative", lambda L: L.eye(-1)),
+    ("eye-negative-m", lambda L: L.eye(2, -1)),
+    ("arange-zero-step", lambda L: L.arange(0, 5, 0)),
+    ("arange-wrong-sign", lambda L: L.arange(0, 5, -1)),
+    ("arange-wrong-sign-float", lambda L: L.arange(1.0, 0.0, 0.1)),
+    ("linspace-negative", lambda L: L.linspace(0, 1, -1)),
+    ("randint-empty-range", lambda L: L.randint(5, 3, (3,))),
+    ("rand-int", lambda L: L.rand(2, dtype=L.int64)),
+    ("randn-int", lambda L: L.randn(2, dtype=L.int64)),
+    ("from-numpy-list", lambda L: L.from_numpy([1.0])),
+    ("zeros-no-size", lambda L: L.zeros()),
+    ("ones-no-size", lambda L: L.ones()),
+    ("full-int-size", lambda L: L.full(2, 3.0)),
+    ("randint-int-size", lambda L: L.randint(5, 3)),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in ERRORS], ids=[c[0] for c in ERRORS])
+def test_errors_match_torch(make):
+    assert_same_error(make)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.zeros(2.5), lambda L: L.ones((2, 1.5)), lambda L: L.full([2.5], 1.0),
+    lambda L: L.rand(), lambda L: L.randint(5),
+], ids=["zeros-float", "ones-float", "full-float", "rand-no-size", "randint-no-size"])
+def test_bad_sizes_raise_type_error(make):
+    assert_same_error(make, exact=False)
+
+
+def test_negative_size_error_text():
+    with pytest.raises(RuntimeError, match=r"^Trying to create tensor with negative dimension -1: "
+                                           r"\[2, -1\]$"):
+        nbgrad.ones(2, -1)
