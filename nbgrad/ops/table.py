@@ -5,9 +5,15 @@ derivative times the incoming gradient ``g``. A derivative's parameters say
 what it reads (inputs by name, ``out`` for the result), and therefore what the
 forward saves. Kernels (CPU and CUDA, forward, fused backward, in-place) are
 generated from these rows; tests are driven by them.
+
+Transcendentals come from ``scalar_math`` (called as ``sm.exp``: plain
+arithmetic that vectorizes, where libm's calls do not), except sin and cos,
+which stay with libm because the vectorized ones are exact only for
+|x| < 2**22 (float32).
 """
 import math
 
+from ..backends import scalar_math as sm
 from .elementwise import ElementwiseOp as Row
 
 INF = math.inf
@@ -23,7 +29,7 @@ def _pow_base_grad(g, a, b):
 
 def _pow_exponent_grad(g, a, b, out):
     # PyTorch masks the a == 0, b >= 0 case, where log(a) is -inf.
-    return 0 * g if (a == 0 and b >= 0) else g * out * math.log(a)
+    return 0 * g if (a == 0 and b >= 0) else g * out * sm.log(a)
 
 
 def _max_grad(g, a, b):
@@ -47,15 +53,15 @@ ROWS = [
         result="float", domain=(0.5, 2.0)),
     Row("pow", lambda a, b: a ** b,
         {"a": _pow_base_grad, "b": _pow_exponent_grad}, domain=(0.5, 2.0)),
-    Row("exp", lambda a: math.exp(a), {"a": lambda g, out: g * out}, result="float"),
-    Row("log", lambda a: math.log(a), {"a": lambda g, a: g / a}, result="float", domain=(0.1, 4.0)),
+    Row("exp", lambda a: sm.exp(a), {"a": lambda g, out: g * out}, result="float"),
+    Row("log", lambda a: sm.log(a), {"a": lambda g, a: g / a}, result="float", domain=(0.1, 4.0)),
     Row("sqrt", lambda a: math.sqrt(a), {"a": lambda g, out: g / (2 * out)},
         result="float", domain=(0.1, 4.0)),
     Row("abs", lambda a: abs(a), {"a": lambda g, a: g * _sign(a)}),
     Row("sin", lambda a: math.sin(a), {"a": lambda g, a: g * math.cos(a)}, result="float"),
     Row("cos", lambda a: math.cos(a), {"a": lambda g, a: -g * math.sin(a)}, result="float"),
-    Row("tanh", lambda a: math.tanh(a), {"a": lambda g, out: g * (1 - out * out)}, result="float"),
-    Row("sigmoid", lambda a: 1 / (1 + math.exp(-a)),
+    Row("tanh", lambda a: sm.tanh(a), {"a": lambda g, out: g * (1 - out * out)}, result="float"),
+    Row("sigmoid", lambda a: sm.sigmoid(a),
         {"a": lambda g, out: g * out * (1 - out)}, result="float"),
     Row("relu", lambda a: 0 if a <= 0 else a, {"a": lambda g, out: g if out > 0 else 0 * g}),
     Row("maximum", lambda a, b: a if (a > b or a != a) else b,

@@ -9,7 +9,8 @@ trailing arguments that ``x * 2`` and in-place writes such as ``x.add_(1)``
 use; an in-place op runs the forward kernel with ``out`` aliasing its first
 input) and the fused backward kernel for all differentiable inputs; then the
 reductions (every op, both kernel shapes, both passes), the tiled matmul and
-the copy/fill/gather/scatter kernels.
+the copy/fill/gather/scatter kernels; and a sample of the integer and bool
+kernels (int64 arithmetic, bool comparisons, bool sums, casts, int64 matmul).
 """
 import numpy as np
 
@@ -81,6 +82,27 @@ def memory_entries(dtype):
            {"dst": dtype, "idx": idx, "val": dtype})
 
 
+def integer_and_bool_entries():
+    """A sample of the kernels integer and bool tensors run."""
+    from . import gemm, memory, reductions
+    from .elementwise import forward_kernel
+    from ...ops.table import BY_NAME
+    i64, b, f32 = np.dtype(np.int64), np.dtype(np.bool_), np.dtype(np.float32)
+    yield "add forward int64 2-D", forward_kernel(BY_NAME["add"], "aa", 2), {
+        "out": i64, "x0": i64, "x1": i64}
+    yield "where forward int64 scalars", forward_kernel(BY_NAME["where"], "aas", 1), {
+        "out": i64, "x0": b, "x1": i64, "x2": i64}
+    yield "lt forward bool 1-D", forward_kernel(BY_NAME["lt"], "aa", 1), {
+        "out": b, "x0": b, "x1": b}
+    yield "sum bool->int64 block", reductions._kernel("sum", i64, 1, 1, "block"), {"out": i64, "x": b}
+    yield "max int64 thread", reductions._kernel("max", i64, 1, 1, "thread"), {"out": i64, "x": i64}
+    yield "argmax int64 block", reductions._kernel("argmax", i64, 1, 1, "block"), {"out": i64, "x": i64}
+    yield "cast bool->float32", memory._copy_kernel(1, False), {"dst": f32, "src": b}
+    yield "cast int64->bool", memory._copy_kernel(1, True), {"dst": b, "src": i64}
+    yield "atomic add int64", memory._atomic_add_kernel(1), {"dst": i64, "src": i64}
+    yield "matmul int64 batched", gemm._kernel(i64, 1), {"a": i64, "b": i64, "out": i64}
+
+
 def entries(rows=None):
     if rows is None:
         from ...ops.table import ROWS as rows
@@ -90,3 +112,4 @@ def entries(rows=None):
         yield from reduction_entries(dtype)
         yield from matmul_entries(dtype)
         yield from memory_entries(dtype)
+    yield from integer_and_bool_entries()
