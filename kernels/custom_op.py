@@ -61,7 +61,8 @@ def check_cpu():
         y.sum().backward()
         same = (np.allclose(y.detach().numpy(), torch.nn.functional.gelu(t).detach().numpy())
                 and np.allclose(x.grad.numpy(), t.grad.numpy()))
-        lines.append(f"CPU vs torch.nn.functional.gelu (value and grad): {'match' if same else 'MISMATCH'}")
+        verdict = "match" if same else "MISMATCH"
+        lines.append(f"CPU vs torch.nn.functional.gelu (value and grad): {verdict}")
         values = values and same
     except ImportError:
         lines.append("torch not installed: skipped the PyTorch comparison")
@@ -87,7 +88,8 @@ def check_cuda():
     cuda.elementwise_forward(gelu, minus, [cuda.to_device(x - eps)])
     numerical = g * (plus.copy_to_host() - minus.copy_to_host()) / (2 * eps)
     fd = np.allclose(grad.copy_to_host(), numerical, rtol=1e-3, atol=1e-5)
-    lines = [f"CUDA ({cuda.device_name()}) vs CPU, forward and backward: {'match' if same else 'MISMATCH'}",
+    verdict = "match" if same else "MISMATCH"
+    lines = [f"CUDA ({cuda.device_name()}) vs CPU, forward and backward: {verdict}",
              f"CUDA gradcheck (backward kernel vs finite differences): {'passed' if fd else 'FAILED'}"]
     return same and fd, lines
 

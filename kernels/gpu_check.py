@@ -39,8 +39,10 @@ def _run(cmd, env, timeout):
                               timeout=timeout)
         output, code = done.stdout + done.stderr, done.returncode
     except subprocess.TimeoutExpired as error:
-        output = (error.stdout or b"").decode() if isinstance(error.stdout, bytes) else (error.stdout or "")
-        output, code = output + f"\nTIMEOUT after {timeout} s", None
+        output = error.stdout or ""
+        if isinstance(output, bytes):
+            output = output.decode(errors="replace")
+        output, code = output + f"\nTIMEOUT after {timeout:.0f} s", None
     return code, output, time.perf_counter() - start
 
 

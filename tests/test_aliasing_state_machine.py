@@ -13,7 +13,7 @@ each pinned by a strict-xfail test elsewhere: multipliers are 0-d tensors, not
 Python scalars (PyTorch saves and frees a wrapped scalar; test_engine.py),
 partially overlapping operands are cloned first (test_mutation.py), reshape
 only of members contiguous on both sides (elementwise results keep their
-layout in PyTorch; test_tensor.py), result-saving ops are not applied to
+layout in PyTorch; test_tensor.py), saving one-input ops are not applied to
 views made in no_grad mode (test_version_counter.py), and when several saved
 tensors are stale only the start of the message is compared.
 """
@@ -66,7 +66,7 @@ def _partially_overlap(a, b):
     return not (a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride())
 
 
-_SAVE_RESULT = {"sigmoid", "exp", "tanh", "relu"}
+_SAVING_UNARY = {"sigmoid", "exp", "tanh", "relu", "sin"}
 
 
 def _has_no_gradient_edge(t):
@@ -167,11 +167,11 @@ class AliasingMachine(RuleBasedStateMachine):
             fn = (lambda lib, a, b: a * b) if op == "mul other" else (lambda lib, a, b: a + b)
             self._add(self._both(op, fn, member, other), f"{op}({member[2]}, {other[2]})")
             return
-        if op in _SAVE_RESULT and _has_no_gradient_edge(member[0]):
-            # PyTorch saves (and frees) the result even here; nbgrad does not (a known bug:
-            # tests/autograd/test_version_counter.py::
-            # test_result_is_saved_even_when_no_input_needs_a_gradient).
-            op = "sin"
+        if op in _SAVING_UNARY and _has_no_gradient_edge(member[0]):
+            # PyTorch saves (and frees) what the formula reads even here; nbgrad does not (a
+            # known bug: tests/autograd/test_version_counter.py::
+            # test_one_input_ops_save_even_when_the_input_has_no_gradient_edge).
+            op = "neg"
         if op == "mul":
             fn = lambda lib, a: a * lib.tensor(c, dtype=lib.float64)  # noqa: E731
         elif op == "add":

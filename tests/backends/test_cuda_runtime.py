@@ -21,12 +21,15 @@ def _python(code):
     return result.stdout.strip()
 
 
-def test_import_loads_no_cuda_module_and_compiles_nothing():
+def test_import_touches_no_driver_and_compiles_nothing():
     out = _python(
         "import sys\n"
         "import nbgrad, nbgrad.backends.cuda as c\n"
-        "print(c.name, sorted(m for m in sys.modules if m.startswith('numba.cuda')))\n")
-    assert out == "cuda []"
+        "drv = sys.modules.get('numba.cuda.cudadrv.driver')\n"
+        "print(c.name, bool(drv and drv.driver.is_initialized),\n"
+        "      [m for m in sys.modules if m.startswith('nbgrad.backends.cuda.')],\n"
+        "      [m for m in sys.modules if m.startswith('nbgrad_kernel_cuda')])\n")
+    assert out == "cuda False ['nbgrad.backends.cuda._runtime'] []"
 
 
 def test_is_available_never_raises(monkeypatch):

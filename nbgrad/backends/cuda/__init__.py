@@ -44,7 +44,8 @@ _LAZY = (
     "set_num_threads", "get_num_threads", "to_device", "to_numpy", "from_cuda_array",
     "as_strided", "expand_dims", "squeeze", "concatenate", "stack", "split", "take_along_axis",
     "put_along_axis", "add_at", "index_put", "max_with_indices", "min_with_indices", "softmax",
-    "log_softmax", "softmax_backward", "log_softmax_backward", "device_name",
+    "log_softmax", "softmax_backward", "log_softmax_backward", "device_name", "where",
+    "index_shape", "data_pointer",
 )
 
 

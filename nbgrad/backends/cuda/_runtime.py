@@ -48,9 +48,15 @@ def simulator():
     return _is_sim()
 
 
+_sim = None
+
+
 def _is_sim():
-    from numba.cuda import config
-    return bool(config.ENABLE_CUDASIM)
+    global _sim
+    if _sim is None:  # fixed once Numba is imported
+        from numba.cuda import config
+        _sim = bool(config.ENABLE_CUDASIM)
+    return _sim
 
 
 def unavailable_reason():
@@ -139,8 +145,8 @@ def max_grid_yz():
 def device_name():
     if _is_sim():
         return "CUDA simulator"
-    return cuda().get_current_device().name.decode() if isinstance(
-        cuda().get_current_device().name, bytes) else str(cuda().get_current_device().name)
+    name = cuda().get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 def synchronize():

@@ -39,7 +39,8 @@ __all__ = [
     "set_num_threads", "get_num_threads", "to_device", "to_numpy", "from_cuda_array",
     "as_strided", "expand_dims", "squeeze", "concatenate", "stack", "split", "take_along_axis",
     "put_along_axis", "add_at", "index_put", "max_with_indices", "min_with_indices", "softmax",
-    "log_softmax", "softmax_backward", "log_softmax_backward", "device_name",
+    "log_softmax", "softmax_backward", "log_softmax_backward", "device_name", "where",
+    "index_shape", "data_pointer",
 ]
 
 
@@ -115,6 +116,37 @@ def scatter_into_view(base_shape, dtype, view_fn, grad):
 def index_put(a, key, value):
     """``a[key] = value`` (any NumPy key; value a scalar, host or device array)."""
     a[key] = value
+
+
+def index_shape(shape, key):
+    """The shape ``a[key]`` would have for an array of ``shape`` (computed on
+    the host, without touching device memory)."""
+    return np.broadcast_to(np.empty((), np.int8), shape)[key].shape
+
+
+def data_pointer(a):
+    """Device address of ``a``'s first element (``__cuda_array_interface__``'s)."""
+    return a.__cuda_array_interface__["data"][0]
+
+
+def where(condition, a, b):
+    """``np.where`` on the device: DeviceArrays or scalars, broadcast; the
+    result dtype is NumPy's promotion of ``a`` and ``b``."""
+    from ...ops.table import BY_NAME
+    values = [x for x in (condition, a, b) if isinstance(x, DeviceArray)]
+    shape = np.broadcast_shapes(*[x.shape for x in values])
+    dtype = np.result_type(*[x.dtype if isinstance(x, DeviceArray) else x for x in (a, b)])
+    args = [condition if isinstance(condition, DeviceArray) else np.bool_(condition)]
+    for x in (a, b):
+        if isinstance(x, DeviceArray):
+            args.append(x if x.dtype == dtype else x.astype(dtype))
+        else:
+            args.append(memory.scalar(x, dtype))
+    if isinstance(args[0], DeviceArray) and args[0].dtype != np.bool_:
+        args[0] = args[0].astype(np.bool_)
+    out = empty(shape, dtype)
+    elementwise.forward(BY_NAME["where"], out, args)
+    return out
 
 
 def swap_last(a):

@@ -113,7 +113,7 @@ class DeviceArray:
     """A strided view over a 1-D device buffer (see the module docstring)."""
 
     __slots__ = ("_buf", "shape", "estrides", "offset", "dtype")
-    __array_priority__ = 100  # so ``numpy_scalar * device_array`` defers to us
+    __array_ufunc__ = None  # NumPy defers its operators to ours (``np.float32(2) * a``)
     __hash__ = None
 
     def __init__(self, buf, shape, estrides=None, offset=0):
@@ -211,12 +211,28 @@ class DeviceArray:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()" if self.size else
+                             "The truth value of an empty array is ambiguous.")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
     def __repr__(self):
         body = np.array2string(self.copy_to_host(), separator=", ", prefix="DeviceArray(")
         return f"DeviceArray({body}, dtype={self.dtype})"
 
     # --------------------------------------------------------------- views
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C", copy=None):
+        """A view when the strides allow, else a copy (NumPy's rules);
+        ``copy=False`` raises ValueError instead of copying, ``copy=True``
+        always copies (as ``np.reshape(a, shape, copy=...)``)."""
         if order != "C":
             raise NotImplementedError("DeviceArray.reshape supports order='C' only")
         if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
@@ -234,9 +250,11 @@ class DeviceArray:
         shape = tuple(shape)
         if _prod(shape) != size or any(s < 0 for s in shape):
             raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
-        strides = _reshape_strides(self.shape, self.estrides, shape)
+        strides = None if copy else _reshape_strides(self.shape, self.estrides, shape)
         if strides is not None:
             return self._view(shape, strides)
+        if copy is False:
+            raise ValueError("Unable to avoid creating a copy while reshaping.")
         return self.copy().reshape(shape)
 
     def ravel(self):

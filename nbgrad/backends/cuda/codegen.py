@@ -13,6 +13,7 @@ Numba's on-disk cache can keep the compiled code); each generated kernel is
 wrapped in a ``Kernel`` that knows its parameter types, which lets the tests
 compile every kernel to PTX without a GPU.
 """
+import contextlib
 import os
 
 from ..kernel_source import load_module
@@ -82,13 +83,38 @@ class Kernel:
         return tuple(out)
 
     def ptx(self, dtypes, cc):
-        """This kernel compiled to PTX for compute capability ``cc``."""
+        """This kernel compiled to PTX for compute capability ``cc`` (no GPU needed)."""
         cuda = _runtime.cuda()
-        ptx, _ = cuda.compile_ptx(self.dispatcher.py_func, self.argtypes(dtypes), cc=cc)
+        with _assume_device(cc):
+            ptx, _ = cuda.compile_ptx(self.dispatcher.py_func, self.argtypes(dtypes), cc=cc)
         return ptx
 
     def __repr__(self):
         return f"<CUDA kernel {self.name}>"
+
+
+@contextlib.contextmanager
+def _assume_device(cc):
+    """Let ``compile_ptx`` build kernels that call separately compiled device
+    functions (e.g. ``scalar_math``'s ``register_jitable`` helpers) on a
+    machine with no GPU: numba-cuda compiles those for the *current* device's
+    compute capability, which it asks the driver for. Without a driver, answer
+    with the target's. (On a machine with a GPU nothing is changed.)"""
+    cuda = _runtime.cuda()
+    if cuda.is_available():
+        yield
+        return
+    from numba.cuda import dispatcher
+
+    class Device:
+        compute_capability = tuple(cc)
+
+    real = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: Device
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = real
 
 
 def strided(name, ndim, key=None):

@@ -76,6 +76,27 @@ def test_reshape_that_needs_a_copy_does_not_share():
     assert not B.may_share_memory(vd, d) and not np.may_share_memory(va, a)
 
 
+def test_reshape_copy_argument_as_numpy():
+    a, d = _pair()
+    assert B.may_share_memory(np.reshape(d, (12, 5), copy=False), d)  # NumPy calls our method
+    with pytest.raises(ValueError):
+        np.reshape(a.T, -1, copy=False)
+    with pytest.raises(ValueError, match="copy"):
+        d.T.reshape(-1, copy=False)
+    forced = d.reshape(12, 5, copy=True)
+    assert not B.may_share_memory(forced, d)
+    _same_view(forced, a.reshape(12, 5))
+
+
+def test_numpy_functions_that_call_array_methods_work():
+    """np.squeeze/np.transpose/np.swapaxes/np.reshape dispatch to our methods (views)."""
+    a, d = _pair((3, 1, 4))
+    for fn in (lambda x: np.squeeze(x, axis=1), lambda x: np.transpose(x, (2, 0, 1)),
+               lambda x: np.swapaxes(x, 0, 2), lambda x: np.reshape(x, (4, 3))):
+        _same_view(fn(d), fn(a))
+        assert B.may_share_memory(fn(d), d)
+
+
 def test_reshape_errors():
     _, d = _pair()
     with pytest.raises(ValueError, match="cannot reshape array of size 60 into shape"):
@@ -280,6 +301,12 @@ def test_no_implicit_conversion_to_numpy():
     d = dev(np.arange(3.0))
     with pytest.raises(TypeError, match="copy_to_host"):
         np.asarray(d)
+    with pytest.raises(TypeError):
+        np.arange(3.0) + d  # a host array never mixes in silently
+    assert_close(np.float32(2) * d, 2 * np.arange(3.0))  # NumPy scalars defer to us
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(d)
+    assert bool(d[1:2]) and float(d[2]) == 2.0 and int(d[2]) == 2
 
 
 def test_may_share_memory():

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from nbgrad.ops.table import BY_NAME, ROWS
-from cuda_support import FLOATS, B, assert_close, cpu, dev, host
+from cuda_support import FLOATS, B, assert_close, cpu, dev
 
 LAYOUTS = ("contiguous", "broadcast", "strided", "scalars", "zero-d")
 
