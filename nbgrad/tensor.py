@@ -357,6 +357,19 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs)
 
     # ------------------------------------------------------------------ aliases
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.")
+        if id(self) in memo:
+            return memo[id(self)]
+        copy = Tensor._wrap(self._backend.copy(self._data), self.dtype, self._backend)
+        copy._requires_grad = self._requires_grad
+        if self._grad is not None:
+            copy._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = copy
+        return copy
+
     def detach(self):
         """An untaped alias: same memory and version counter, no history."""
         t = Tensor._wrap(self._data, self.dtype, self._backend)

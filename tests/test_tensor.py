@@ -306,3 +306,19 @@ def test_elementwise_results_keep_the_layout_of_their_inputs():
         tr.note("a write into reshape(-1) reaches y", y.tolist())
 
     differential(scenario)
+
+
+def test_deepcopy_copies_a_leaf_and_refuses_a_non_leaf_like_torch():
+    import copy
+
+    for lib in (nbgrad, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        (x * 3).sum().backward()
+        y = copy.deepcopy(x)
+        assert y.requires_grad and y.is_leaf
+        assert y.tolist() == [1.0, 2.0] and y.grad.tolist() == [3.0, 3.0]
+        with lib.no_grad():
+            y.add_(1)
+        assert x.tolist() == [1.0, 2.0]  # new storage
+        with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+            copy.deepcopy(x * 2)

@@ -8,6 +8,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..tensor import Tensor
+from . import mutation
 from .elementwise import apply_inplace
 from .table import BY_NAME
 
@@ -63,36 +64,6 @@ def to(self, *args, **kwargs):
     return _copy_of(self, self._backend.cast(self._data, dtype.numpy), dtype, "ToCopy")
 
 
-_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
-                    "tensor refer to a single memory location. Please clone() the tensor before "
-                    "performing the operation.")
-
-
-def _dense(a):
-    """Non-overlapping and dense: contiguous in some order of its dimensions."""
-    expected = a.itemsize
-    for stride, size in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
-def check_no_partial_overlap(dst, src):
-    """PyTorch's assert_no_partial_overlap for a write of ``src`` into ``dst``
-    (raw arrays): refused when both are dense and their memory ranges overlap
-    without being the very same elements."""
-    if dst.size == 0 or src.size == 0 or not (_dense(dst) and _dense(src)):
-        return
-    if not np.may_share_memory(dst, src):
-        return
-    a, b = (x.__array_interface__["data"][0] for x in (dst, src))
-    if a == b and dst.nbytes == src.nbytes and dst.strides == src.strides:
-        return  # the same memory: a full overlap is allowed
-    if a < b + src.nbytes and b < a + dst.nbytes:
-        raise RuntimeError(_PARTIAL_OVERLAP)
-
-
 def _write(row, self, value, op_name):
     """Run an in-place row; a write into an integer or bool tensor is never
     recorded (it cannot carry a gradient), as in PyTorch."""
@@ -108,7 +79,7 @@ def copy_(self, src):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
-    check_no_partial_overlap(self._data, src._data)
+    mutation.check_no_partial_overlap(self._data, src._data)
     return _write(BY_NAME["copy"], self, src, "copy_")
 
 

@@ -232,6 +232,9 @@ def apply_inplace(row, self, args, op_name=None):
     """``self = row(self, *args)``, written into ``self``'s memory."""
     if not isinstance(self, Tensor):
         raise TypeError(f"{row.name}_(): self must be a Tensor, not {type(self).__name__}")
+    others_require_grad = any(isinstance(args[i - 1], Tensor) and args[i - 1].requires_grad
+                              for i in row.differentiable if 0 < i <= len(args))
+    mutation.check_inplace(self, others_require_grad)  # PyTorch's order: before shapes and dtypes
     args = (self, *args)
     backend, dtype, out_dtype, shape, raw = _prepare(row, args)
     if shape != self._data.shape:
@@ -241,12 +244,10 @@ def apply_inplace(row, self, args, op_name=None):
         raise RuntimeError(f"result type {_TYPE_NAMES[out_dtype.name]} can't be cast to the "
                            f"desired output type {_TYPE_NAMES[self.dtype.name]}")
     out = self._data
+    for a in args[1:]:  # the very same memory is fine (x.mul_(x)); a shifted overlap is not
+        if isinstance(a, Tensor):
+            mutation.check_no_partial_overlap(out, a._data)
     raw = _broadcast(backend, raw, shape)
-    for k in range(1, len(raw)):  # read inputs that alias the destination before writing it
-        if not isinstance(raw[k], np.generic) and backend.may_share_memory(raw[k], out):
-            raw[k] = backend.copy(raw[k])
-    others_require_grad = any(isinstance(args[i], Tensor) and args[i].requires_grad
-                              for i in row.differentiable if i > 0)
     # A named method (zero_, fill_) names its node as PyTorch does; operators keep the row's.
     title = None
     if op_name and not op_name.startswith("__"):
@@ -255,4 +256,4 @@ def apply_inplace(row, self, args, op_name=None):
         self, op_name or row.name + "_",
         kernel=lambda: backend.elementwise_forward(row, out, raw),
         make_node=lambda: ElementwiseBackward(row, args, dtype, backend, inplace=True, title=title),
-        others_require_grad=others_require_grad)
+        others_require_grad=others_require_grad, checked=True)

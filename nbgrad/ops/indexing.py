@@ -10,7 +10,6 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..tensor import Tensor
 from . import mutation, views
-from .copying import check_no_partial_overlap
 from .elementwise import _TYPE_NAMES, apply_inplace
 from .table import BY_NAME
 from .views import make_view
@@ -292,7 +291,7 @@ def setitem(self, key, value):
                 with grad_mode.no_grad():
                     views.expand(value, target.shape)  # PyTorch's size check and message
         if isinstance(value, Tensor):
-            check_no_partial_overlap(target._data, value._data)
+            mutation.check_no_partial_overlap(target._data, value._data)
         if self.dtype.is_floating_point:
             apply_inplace(row, target, (value,), op_name="__setitem__")
         else:  # an integer or bool tensor records no history
@@ -316,7 +315,7 @@ def setitem(self, key, value):
         except ValueError:
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(raw.shape)} cannot be "
                                f"broadcast to indexing result of shape {list(region_shape)}") from None
-        check_no_partial_overlap(target._data, raw)
+        mutation.check_no_partial_overlap(target._data, raw)
         if np.may_share_memory(raw, target._data):
             raw = raw.copy()  # read the value before the write
     else:

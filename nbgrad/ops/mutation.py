@@ -1,5 +1,7 @@
 """In-place writes: the checks before them, the version bump, and the history
 rebase after them (including PyTorch's CopySlices for writes through a view)."""
+import numpy as np
+
 from ..autograd import grad_mode
 from ..autograd.graph import _SECOND_BACKWARD, Node
 from ..tensor import no_grad_view_error
@@ -19,11 +21,41 @@ def check_inplace(self, others_require_grad):
     if base is not None:
         if self._view_no_grad:
             raise no_grad_view_error(self, "is being")
-        if self.requires_grad and base.is_leaf and base.requires_grad:
+        if self.requires_grad and base.is_leaf:  # PyTorch asks no more of the base
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if self.requires_grad and self.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
+                    "tensor refer to a single memory location. Please clone() the tensor before "
+                    "performing the operation.")
+
+
+def _dense(a):
+    """Non-overlapping and dense: contiguous in some order of its dimensions."""
+    expected = a.itemsize
+    for stride, size in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def check_no_partial_overlap(dst, src):
+    """PyTorch's assert_no_partial_overlap for a write of ``src`` into ``dst``
+    (raw arrays): refused when both are dense and their memory ranges overlap
+    without being the very same elements."""
+    if dst.size == 0 or src.size == 0 or not (_dense(dst) and _dense(src)):
+        return
+    if not np.may_share_memory(dst, src):
+        return
+    a, b = (x.__array_interface__["data"][0] for x in (dst, src))
+    if a == b and dst.nbytes == src.nbytes and dst.strides == src.strides:
+        return  # the same memory: a full overlap is allowed
+    if a < b + src.nbytes and b < a + dst.nbytes:
+        raise RuntimeError(_PARTIAL_OVERLAP)
 
 
 class CopySlices(Node):
@@ -78,11 +110,13 @@ def rebase_history(self, node):
     self.grad_fn
 
 
-def write(self, op_name, kernel, make_node, others_require_grad):
+def write(self, op_name, kernel, make_node, others_require_grad, checked=False):
     """Run ``kernel()`` (the raw write into ``self``) with autograd bookkeeping.
     ``make_node()`` builds the backward node from the pre-write state; it is
-    only called when the write is recorded."""
-    check_inplace(self, others_require_grad)
+    only called when the write is recorded. ``checked``: the caller has run
+    ``check_inplace`` already (before its own argument checks, as PyTorch does)."""
+    if not checked:
+        check_inplace(self, others_require_grad)
     record = grad_mode.is_grad_enabled() and (self.requires_grad or others_require_grad)
     node = make_node() if record else None
     kernel()

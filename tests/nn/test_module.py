@@ -253,9 +253,6 @@ def test_deepcopy_gives_an_independent_module():
     np.testing.assert_array_equal(model[0].weight.grad.numpy(), grad)
 
 
-@pytest.mark.xfail(strict=True, reason="nbgrad bug: Tensor has no __deepcopy__ (its _backend is a "
-                                       "module, which copy cannot pickle), so a module with a "
-                                       "buffer cannot be deep-copied")
 def test_deepcopy_of_a_module_with_a_buffer():
     import copy
 

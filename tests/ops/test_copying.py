@@ -372,9 +372,5 @@ def test_writes_into_integer_tensors_record_no_history():
         np.testing.assert_array_equal(w.numpy(), [[1, 2, -3], [0, 0, 0]])
 
 
-@pytest.mark.xfail(strict=True, reason="nbgrad bug (ops/elementwise.py apply_inplace): an in-place "
-                                       "elementwise op whose operand partly overlaps the destination "
-                                       "is computed from a copy; PyTorch refuses it as copy_ does "
-                                       "(fix: call copying.check_no_partial_overlap on tensor operands)")
 def test_in_place_ops_refuse_partly_overlapping_operands_like_copy():
     assert_same_error(lambda L: (lambda x: x[1:].add_(x[:-1]))(L.arange(6.0)))
