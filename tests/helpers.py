@@ -105,3 +105,18 @@ def examples(n):
     from hypothesis import settings
 
     return settings(max_examples=max(1, n * settings().max_examples // 25))
+
+
+def raised(fn, lib):
+    try:
+        fn(lib)
+    except Exception as error:  # noqa: BLE001 - the error itself is under test
+        return error
+    raise AssertionError(f"{lib.__name__} raised nothing")
+
+
+def assert_same_error(fn, exact=True):
+    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
+    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
+    if exact:
+        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))

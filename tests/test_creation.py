@@ -6,25 +6,7 @@ import pytest
 import torch
 
 import nbgrad
-
-
-def raised(fn, lib):
-    try:
-        fn(lib)
-    except Exception as error:  # noqa: BLE001 - the error itself is under test
-        return error
-    raise AssertionError(f"{lib.__name__} raised nothing")
-
-
-def assert_same_error(fn, exact=True):
-    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
-    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
-    if exact:
-        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
-
-
-def dtype_name(dtype):
-    return str(dtype).rsplit(".", 1)[-1]
+from helpers import assert_same_error, dtype_name
 
 
 def assert_same_tensor(ours, theirs, rtol=0.0, atol=0.0):

@@ -4,20 +4,7 @@ import pytest
 import torch
 
 import nbgrad
-
-
-def raised(fn, lib):
-    try:
-        fn(lib)
-    except Exception as error:  # noqa: BLE001 - the error itself is under test
-        return error
-    raise AssertionError(f"{lib.__name__} raised nothing")
-
-
-def assert_same_error(fn):
-    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
-    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
-    assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
+from helpers import raised
 
 
 DEVICES = [("cpu",), ("cpu:0",), ("cpu", 1), ("cuda",), ("cuda:1",), ("cuda", 0)]

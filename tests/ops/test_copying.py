@@ -1,41 +1,14 @@
 """Copies, conversions and the in-place writes copy_/fill_/zero_
 (nbgrad/ops/copying.py) against PyTorch: values, storage, history and
 gradients (also by finite differences), version bumps and error texts."""
-import re
 
 import numpy as np
 import pytest
 import torch
 
 import nbgrad
+from helpers import assert_same_error, dtype_name, node_name
 from nbgrad.autograd import gradcheck
-
-
-def node_name(fn):
-    """Without PyTorch's overload digits and namespace; its ``CopyBackwards``
-    is nbgrad's ``CopyBackward``."""
-    if fn is None:
-        return None
-    return re.sub(r"\d+$", "", fn.name().rsplit("::", 1)[-1]).replace("CopyBackwards", "CopyBackward")
-
-
-def raised(fn, lib):
-    try:
-        fn(lib)
-    except Exception as error:  # noqa: BLE001 - the error itself is under test
-        return error
-    raise AssertionError(f"{lib.__name__} raised nothing")
-
-
-def assert_same_error(fn, exact=True):
-    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
-    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
-    if exact:
-        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
-
-
-def dtype_name(dtype):
-    return str(dtype).rsplit(".", 1)[-1]
 
 
 def shares_memory(a, b):

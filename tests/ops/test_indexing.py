@@ -1,7 +1,6 @@
 """``tensor[key]`` and ``tensor[key] = value`` (nbgrad/ops/indexing.py) against
 PyTorch: values, gradients, backward node names, which results share memory
 and the version counter, the version bumps of writes, and error texts."""
-import re
 
 import numpy as np
 import pytest
@@ -10,34 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
+from helpers import assert_same_error, node_name
 from nbgrad.autograd import gradcheck
 
 
 # ----------------------------------------------------------------- helpers
-def node_name(fn):
-    """A backward node's name without PyTorch's overload digits and namespace."""
-    if fn is None:
-        return None
-    return re.sub(r"\d+$", "", fn.name().rsplit("::", 1)[-1]).replace("CopyBackwards", "CopyBackward")
-
-
 def shares_memory(a, b):
     return np.shares_memory(a.detach().numpy(), b.detach().numpy())
-
-
-def raised(fn, lib):
-    try:
-        fn(lib)
-    except Exception as error:  # noqa: BLE001 - the error itself is under test
-        return error
-    raise AssertionError(f"{lib.__name__} raised nothing")
-
-
-def assert_same_error(fn, exact=True):
-    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
-    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
-    if exact:
-        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
 
 
 def weights(lib, shape):

@@ -1,6 +1,5 @@
 """``cat`` and ``stack`` (nbgrad/ops/joining.py) against PyTorch and NumPy:
 values, dtype promotion, gradients, backward node names and error texts."""
-import re
 
 import numpy as np
 import pytest
@@ -9,32 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
+from helpers import assert_same_error, dtype_name, node_name
 from nbgrad.autograd import gradcheck
-
-
-def node_name(fn):
-    if fn is None:
-        return None
-    return re.sub(r"\d+$", "", fn.name().rsplit("::", 1)[-1])
-
-
-def raised(fn, lib):
-    try:
-        fn(lib)
-    except Exception as error:  # noqa: BLE001 - the error itself is under test
-        return error
-    raise AssertionError(f"{lib.__name__} raised nothing")
-
-
-def assert_same_error(fn, exact=True):
-    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
-    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
-    if exact:
-        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
-
-
-def dtype_name(dtype):
-    return str(dtype).rsplit(".", 1)[-1]
 
 
 def make(lib, shape, dtype="float64", start=0.0, requires_grad=None):

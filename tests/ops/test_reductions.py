@@ -1,7 +1,6 @@
 """Reductions and the softmax family (nbgrad/ops/reductions.py) against
 PyTorch and NumPy: values, dtypes, gradients (ties included), backward node
 names, error texts, numerical stability; gradients also by finite differences."""
-import re
 
 import numpy as np
 import pytest
@@ -10,32 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
+from helpers import assert_same_error, dtype_name, node_name
 from nbgrad.autograd import gradcheck
-
-
-def node_name(fn):
-    if fn is None:
-        return None
-    return re.sub(r"\d+$", "", fn.name().rsplit("::", 1)[-1])
-
-
-def raised(fn, lib):
-    try:
-        fn(lib)
-    except Exception as error:  # noqa: BLE001 - the error itself is under test
-        return error
-    raise AssertionError(f"{lib.__name__} raised nothing")
-
-
-def assert_same_error(fn, exact=True):
-    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
-    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
-    if exact:
-        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
-
-
-def dtype_name(dtype):
-    return str(dtype).rsplit(".", 1)[-1]
 
 
 def outputs(result):

@@ -1,7 +1,6 @@
 """Shape ops (nbgrad/ops/views.py) against PyTorch: values, gradients, backward
 node names, which results are views (shared memory and version counter) and
 PyTorch's error types and texts; gradients also against finite differences."""
-import re
 import warnings
 
 import numpy as np
@@ -11,17 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
+from helpers import assert_same_error, node_name
 from nbgrad.autograd import gradcheck
 
 
 # ----------------------------------------------------------------- helpers
-def node_name(fn):
-    """A backward node's name without PyTorch's overload digits and namespace."""
-    if fn is None:
-        return None
-    return re.sub(r"\d+$", "", fn.name().rsplit("::", 1)[-1]).replace("CopyBackwards", "CopyBackward")
-
-
 def shares_memory(a, b):
     return np.shares_memory(a.detach().numpy(), b.detach().numpy())
 
@@ -29,23 +22,6 @@ def shares_memory(a, b):
 def is_view_of(view, base):
     """PyTorch's notion (and nbgrad's): ``view._base`` is the root base."""
     return view._base is base
-
-
-def raised(fn, lib):
-    try:
-        fn(lib)
-    except Exception as error:  # noqa: BLE001 - the error itself is under test
-        return error
-    raise AssertionError(f"{lib.__name__} raised nothing")
-
-
-def assert_same_error(fn, exact=True):
-    """nbgrad raises PyTorch's exception type with PyTorch's message."""
-    ours, theirs = raised(fn, nbgrad), raised(fn, torch)
-    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
-    if exact:
-        assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
-    return ours
 
 
 def weights(lib, shape, dtype):
