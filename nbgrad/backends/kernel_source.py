@@ -10,7 +10,6 @@ changed row or a new nbgrad version never loads stale machine code.
 """
 import hashlib
 import importlib.util
-import inspect
 import os
 import sys
 import tempfile
@@ -89,6 +88,16 @@ def retarget(fn, jit, _memo=None):
     rebound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
     memo[fn] = compiled = jit(rebound)
     return compiled
+
+
+def backward_reads(row, wanted):
+    """Kernel argument names: ``g``, then the inputs (``x0``...) and ``out``
+    that the wanted derivatives read, in a fixed order."""
+    order = ["g", *(f"x{k}" for k in range(len(row.inputs))), "out"]
+    names = {name: f"x{k}" for k, name in enumerate(row.inputs)}
+    names.update(g="g", out="out")
+    used = {names[p] for i in wanted for p in row.grad_params(i)} | {"g"}
+    return [n for n in order if n in used], names
 
 
 _SCALAR_MATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scalar_math.py")

@@ -11,7 +11,7 @@ import functools
 import numba
 import numpy as np
 
-from ..kernel_source import load_module
+from ..kernel_source import backward_reads, load_module
 from .allocator import pool
 
 PARALLEL_THRESHOLD = 1 << 15  # elements; below it thread start-up costs more than it saves
@@ -57,18 +57,8 @@ def _forward_module(row, kinds, ndim):
     return load_module(source, {"forward": row.forward}, _inline, f"{row.name}_fwd")
 
 
-def _backward_reads(row, wanted):
-    """Kernel argument names: ``g``, then the inputs (``x0``...) and ``out``
-    that the wanted derivatives read, in a fixed order."""
-    order = ["g", *(f"x{k}" for k in range(len(row.inputs))), "out"]
-    names = {name: f"x{k}" for k, name in enumerate(row.inputs)}
-    names.update(g="g", out="out")
-    used = {names[p] for i in wanted for p in row.grad_params(i)} | {"g"}
-    return [n for n in order if n in used], names
-
-
 def _backward_module(row, wanted, kinds, ndim):
-    reads, names = _backward_reads(row, wanted)
+    reads, names = backward_reads(row, wanted)
     is_array = {f"x{k}": kind == "a" for k, kind in enumerate(kinds)}
     is_array.update(g=True, out=True)
 
@@ -140,7 +130,7 @@ def forward(row, out, args):
 @functools.lru_cache(maxsize=None)
 def _backward_plan(row, wanted, kinds):
     """Which values the fused kernel reads, in its argument order."""
-    reads, _ = _backward_reads(row, wanted)
+    reads, _ = backward_reads(row, wanted)
     scalar = {f"x{k}" for k, kind in enumerate(kinds) if kind == "s"}
     return reads, tuple(name not in scalar for name in reads)
 

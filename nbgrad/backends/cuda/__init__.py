@@ -36,17 +36,7 @@ def simulator():
     return _runtime.simulator()
 
 
-_LAZY = (
-    "DeviceArray", "empty", "zeros", "full", "asarray", "cast", "copy", "add", "add_into",
-    "sum_to_shape", "scatter_into_view", "may_share_memory", "matmul", "swap_last",
-    "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "broadcast_to",
-    "elementwise_forward", "elementwise_backward", "memory_stats", "empty_cache",
-    "set_num_threads", "get_num_threads", "to_device", "to_numpy", "from_cuda_array",
-    "as_strided", "expand_dims", "squeeze", "concatenate", "stack", "split", "take_along_axis",
-    "put_along_axis", "add_at", "index_put", "max_with_indices", "min_with_indices", "softmax",
-    "log_softmax", "softmax_backward", "log_softmax_backward", "device_name", "where",
-    "index_shape", "data_pointer",
-)
+_LAZY = _runtime.API_NAMES
 
 
 def __getattr__(attr):

@@ -6,8 +6,8 @@ import numba
 import numpy as np
 
 from . import _runtime, elementwise, memory, reductions
-from .array import DeviceArray, empty, from_cuda_array, stats, to_device
-from .gemm import matmul
+from .array import DeviceArray, empty, from_cuda_array, stats, to_device  # noqa: F401
+from .gemm import matmul  # noqa: F401  (exported through __all__)
 
 elementwise_forward = elementwise.forward
 elementwise_backward = elementwise.backward
@@ -31,17 +31,7 @@ take_along_axis = memory.take_along_axis
 put_along_axis = memory.put_along_axis
 add_at = memory.add_at
 
-__all__ = [
-    "DeviceArray", "empty", "zeros", "full", "asarray", "cast", "copy", "add", "add_into",
-    "sum_to_shape", "scatter_into_view", "may_share_memory", "matmul", "swap_last",
-    "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "broadcast_to",
-    "elementwise_forward", "elementwise_backward", "memory_stats", "empty_cache",
-    "set_num_threads", "get_num_threads", "to_device", "to_numpy", "from_cuda_array",
-    "as_strided", "expand_dims", "squeeze", "concatenate", "stack", "split", "take_along_axis",
-    "put_along_axis", "add_at", "index_put", "max_with_indices", "min_with_indices", "softmax",
-    "log_softmax", "softmax_backward", "log_softmax_backward", "device_name", "where",
-    "index_shape", "data_pointer",
-]
+__all__ = list(_runtime.API_NAMES)
 
 
 def zeros(shape, dtype):

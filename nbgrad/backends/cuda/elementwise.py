@@ -10,6 +10,7 @@ compiled as inlined CUDA device functions by ``kernel_source.retarget``.
 """
 import numpy as np
 
+from ..kernel_source import backward_reads
 from . import codegen
 from .array import DeviceArray, empty
 from .codegen import grid_stride_params, grid_stride_source, strided
@@ -39,16 +40,6 @@ def forward_kernel(row, kinds, ndim):
         return codegen.Kernel(f"{row.name}_fwd_{kinds}_{ndim}d", module.kernel,
                               grid_stride_params(ndim, params))
     return codegen.cached((row, "fwd", kinds, ndim), make)
-
-
-def backward_reads(row, wanted):
-    """Kernel argument names: ``g``, then the inputs (``x0``...) and ``out``
-    that the wanted derivatives read, in a fixed order."""
-    order = ["g", *(f"x{k}" for k in range(len(row.inputs))), "out"]
-    names = {name: f"x{k}" for k, name in enumerate(row.inputs)}
-    names.update(g="g", out="out")
-    used = {names[p] for i in wanted for p in row.grad_params(i)} | {"g"}
-    return [n for n in order if n in used], names
 
 
 def backward_kernel(row, wanted, kinds, ndim):
