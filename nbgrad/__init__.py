@@ -25,7 +25,7 @@ from .ops.linalg import matmul, mm  # noqa: E402
 from .ops.views import (expand, flatten, permute, reshape, squeeze, t, transpose,  # noqa: E402
                         unsqueeze)
 from .tensor import Size, Tensor  # noqa: E402
-from . import nn, optim  # noqa: E402
+from . import cuda, nn, optim  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 float = float32  # noqa: A001

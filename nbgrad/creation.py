@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
-from .backends import require_backend
+from .backends import for_device
 from .device import device as Device
 from .tensor import Tensor
 
@@ -18,18 +18,19 @@ def manual_seed(seed):
     return _generator
 
 
-def _backend(device):
-    return require_backend(Device(device).type if device is not None else "cpu")
+def _make(make, dtype, device, requires_grad):
+    """A tensor over ``make(backend)``, the raw array made by ``device``'s backend."""
+    if requires_grad and not dtype.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    backend = for_device(Device(device if device is not None else "cpu"))
+    t = Tensor._wrap(make(backend), dtype, backend)
+    t._requires_grad = bool(requires_grad)
+    return t
 
 
 def _finish(data, dtype, device, requires_grad):
-    backend = _backend(device)
-    t = Tensor._wrap(data, dtype, backend)
-    if requires_grad:
-        if not dtype.is_floating_point:
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        t._requires_grad = True
-    return t
+    """A tensor holding the host array ``data``, copied to ``device`` if not the CPU."""
+    return _make(lambda backend: backend.asarray(data), dtype, device, requires_grad)
 
 
 def _size(size, name=None):
@@ -69,7 +70,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of ``data``."""
     dtype = dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
-        array = data._data
+        array = data._backend.to_numpy(data._data)
+        device = data.device if device is None else device
     elif isinstance(data, (np.ndarray, np.generic)):
         array = np.asarray(data)
     else:
@@ -87,8 +89,10 @@ def as_tensor(data, dtype=None, device=None):
     no conversion is needed."""
     dtype = dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
-        return data if dtype in (None, data.dtype) else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype):
+        return data.to(device=device if device is not None else data.device,
+                       dtype=dtype if dtype is not None else data.dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype) and (
+            device is None or Device(device).type == "cpu"):
         try:
             return from_numpy(data)
         except TypeError:
@@ -105,7 +109,7 @@ def from_numpy(array):
 
 def _filled(shape, fill, dtype, device, requires_grad):
     dtype = dtypes.to_dtype(dtype) or dtypes.get_default_dtype()
-    return _finish(np.full(shape, fill, dtype=dtype.numpy), dtype, device, requires_grad)
+    return _make(lambda backend: backend.full(shape, fill, dtype.numpy), dtype, device, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
@@ -118,7 +122,8 @@ def ones(*size, dtype=None, device=None, requires_grad=False):
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     dtype = dtypes.to_dtype(dtype) or dtypes.get_default_dtype()
-    return _finish(np.empty(_size(size, "empty"), dtype=dtype.numpy), dtype, device, requires_grad)
+    shape = _size(size, "empty")
+    return _make(lambda backend: backend.empty(shape, dtype.numpy), dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):

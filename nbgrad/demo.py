@@ -45,7 +45,8 @@ def load_digits_split():
     return x_train, y_train, x_test, y_test
 
 
-def batches(n, rng, batch_size=BATCH):
+def batches(n, rng, batch_size=None):
+    batch_size = batch_size or BATCH
     order = rng.permutation(n)
     return [order[i:i + batch_size] for i in range(0, n, batch_size)]
 
@@ -80,15 +81,19 @@ def blas_threads(limit):
 
 # -------------------------------------------------------------------- model
 class DigitsCNN(nn.Module):
-    """conv(1->16) relu conv(16->32) relu maxpool flatten | linear(512->64) relu linear(64->10)"""
+    """conv(1->16) relu conv(16->32) relu maxpool flatten | linear(512->64) relu linear(64->10)
+    (``width`` and ``hidden`` scale it down: the CUDA simulator tests use a tiny one)."""
 
-    def __init__(self):
+    def __init__(self, width=16, hidden=64):
         super().__init__()
+        self.features = 2 * width * 4 * 4  # what the backbone hands the heads
+        self.hidden = hidden
         self.backbone = nn.Sequential(
-            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(),
             nn.MaxPool2d(2), nn.Flatten())
-        self.head = nn.Sequential(nn.Linear(32 * 4 * 4, 64), nn.ReLU(), nn.Linear(64, 10))
+        self.head = nn.Sequential(nn.Linear(self.features, hidden), nn.ReLU(),
+                                  nn.Linear(hidden, 10))
 
     def forward(self, x):
         return self.head(self.backbone(x))
@@ -185,7 +190,9 @@ def freeze_and_retrain_head(model, data, epochs, device, rng):
              for name, value in backbone.state_dict().items()}
     versions = {name: p._version for name, p in backbone.named_parameters()}
     backbone.requires_grad_(False)
-    odd_head = nn.Sequential(nn.Linear(32 * 4 * 4, 32), nn.ReLU(), nn.Linear(32, 1)).to(device)
+    width = model.hidden // 2
+    odd_head = nn.Sequential(nn.Linear(model.features, width), nn.ReLU(),
+                             nn.Linear(width, 1)).to(device)
     # The optimizer is handed the frozen weights too, with weight decay: a frozen
     # parameter gets no gradient, and a parameter without a gradient is skipped.
     optimizer = optim.AdamW(list(backbone.parameters()) + list(odd_head.parameters()),
@@ -232,7 +239,8 @@ def train_side_branch(model, data, epochs, device, rng):
     """An auxiliary classifier (is the digit >= 5?) trained on detached features
     while the main network keeps training."""
     x_train, y_train, x_test, y_test = data
-    aux = nn.Sequential(nn.Linear(32 * 4 * 4, 32), nn.ReLU(), nn.Linear(32, 2)).to(device)
+    width = model.hidden // 2
+    aux = nn.Sequential(nn.Linear(model.features, width), nn.ReLU(), nn.Linear(width, 2)).to(device)
     loss_fn = nn.CrossEntropyLoss()
     main_opt = optim.Adam(model.parameters(), lr=1e-3)
     aux_opt = optim.Adam(aux.parameters(), lr=1e-2)
@@ -303,11 +311,11 @@ _residual_forward = types.FunctionType(
     _residual_forward.__code__, {**globals(), "__name__": "__main__"}, "_residual_forward")
 
 
-def inplace_mistake(data, device):
+def inplace_mistake(data, device, channels=8):
     x_train, y_train, _, _ = data
-    conv_a = nn.Conv2d(1, 8, 3, padding=1).to(device)
-    conv_b = nn.Conv2d(8, 8, 3, padding=1).to(device)
-    head = nn.Linear(8 * 8 * 8, 10).to(device)
+    conv_a = nn.Conv2d(1, channels, 3, padding=1).to(device)
+    conv_b = nn.Conv2d(channels, channels, 3, padding=1).to(device)
+    head = nn.Linear(channels * 8 * 8, 10).to(device)
     xb = nbgrad.tensor(x_train[:BATCH], device=device)
     yb = nbgrad.tensor(y_train[:BATCH], device=device)
     print("  a residual block written as  out = relu(conv_b(h)); out += h")

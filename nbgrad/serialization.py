@@ -15,7 +15,8 @@ import zipfile
 
 import numpy as np
 
-from . import dtypes
+from . import cuda, dtypes
+from .device import device as Device
 from .tensor import Tensor
 
 FORMAT = "nbgrad.save"
@@ -151,14 +152,31 @@ class _Reader:
             raise UnsafeContentError(f"nbgrad.load: array {name!r} has dtype {dtype.name}, the "
                                      f"manifest says {node.get('dtype')!r}")
         t = Tensor._wrap(np.array(array, copy=True), dtype)
-        if self.map_location is not None:
-            t = t.to(self.map_location)
+        target = self._device(node) if self.map_location is None else Device(self.map_location)
+        if target.type != "cpu":
+            t = t.to(target)
         if node.get("parameter"):
             t = Parameter(t, requires_grad=bool(node.get("requires_grad")))
         elif node.get("requires_grad"):
             t.requires_grad_(True)
         self.loaded[name] = t
         return t
+
+
+    @staticmethod
+    def _device(node):
+        """The device a tensor was saved from, where it is loaded back (as PyTorch)."""
+        saved = node.get("device", "cpu")
+        try:
+            device = Device(saved)
+        except (RuntimeError, TypeError):
+            raise UnsafeContentError(f"nbgrad.load: bad device {saved!r}") from None
+        if device.type == "cuda" and not cuda.is_available():
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but nbgrad.cuda.is_available() "
+                "is False. If you are running on a CPU-only machine, please use nbgrad.load with "
+                "map_location=nbgrad.device('cpu') to map your storages to the CPU.")
+        return device
 
 
 def load(f, map_location=None, weights_only=True):

@@ -75,6 +75,12 @@ class Tensor:
     @classmethod
     def _wrap(cls, data, dtype=None, backend=cpu):
         """A tensor owning ``data`` with a fresh version counter and no history."""
+        return cls._from_op(data, None, dtype, backend)
+
+    @classmethod
+    def _from_op(cls, data, node, dtype=None, backend=cpu):
+        """An op's result: ``data`` with history ``node`` (None for none).
+        Written out field by field: this runs for every op."""
         t = object.__new__(cls)
         t._data = data
         t._backend = backend
@@ -85,17 +91,11 @@ class Tensor:
         t._view_version = 0
         t._view_no_grad = False
         t._requires_grad = False
-        t._grad_fn = None
+        t._grad_fn = node
         t._grad = None
         t._hooks = None
         t._grad_accumulator = None
         t._retains_grad = False
-        return t
-
-    @classmethod
-    def _from_op(cls, data, node, dtype=None, backend=cpu):
-        t = cls._wrap(data, dtype, backend)
-        t._grad_fn = node
         return t
 
     # ----------------------------------------------------------------- metadata
@@ -133,7 +133,8 @@ class Tensor:
 
     def storage_offset(self):
         root = self._base._data if self._base is not None else self._data
-        return (_address(self._data) - _address(root)) // self._data.itemsize
+        address = self._backend.data_pointer
+        return (address(self._data) - address(root)) // self._data.itemsize
 
     def is_contiguous(self):
         return self._data.flags.c_contiguous
@@ -143,7 +144,7 @@ class Tensor:
 
     @property
     def device(self):
-        return _device(self._backend.name)
+        return _CPU if self._backend is cpu else _CUDA0
 
     @property
     def is_cuda(self):
@@ -168,7 +169,23 @@ class Tensor:
         if self.requires_grad and grad_mode.is_grad_enabled():  # allowed under no_grad, as PyTorch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        return self._backend.to_numpy(self._data) if self._backend is not cpu else self._data
+        if self._backend is not cpu:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        return self._data
+
+    @property
+    def __cuda_array_interface__(self):
+        """The device buffer, for CuPy, PyTorch and Numba kernels (no copy)."""
+        if self._backend is cpu:  # AttributeError: hasattr() is False for CPU tensors
+            raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: "
+                                 f"nbgrad.{self.dtype.tensor_type} If CUDA data is required use "
+                                 "tensor.cuda() to copy tensor to device memory.")
+        if self.requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. "
+                               "If gradients aren't required, use var.detach() to get Variable "
+                               "that doesn't require grad.")
+        return self._data.__cuda_array_interface__
 
     def __array__(self, dtype=None, copy=None):
         array = self.numpy()
@@ -296,6 +313,11 @@ class Tensor:
                     "tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. "
                     "Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
                     "may break downstream systems that assume they match.")
+            if value._backend is not self._backend:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{value.device.type}' to "
+                    f"a tensor with device type '{self.device.type}'. Please ensure that the "
+                    "gradient and the tensor are on the same device")
             if value.shape != self.shape:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' "
                                    f"to a tensor of size '{list(self.shape)}'. Please ensure that "
@@ -343,9 +365,12 @@ class Tensor:
             self._grad_accumulator = weakref.ref(acc)
         return acc
 
-    def _accumulate_grad(self, grad):
+    def _accumulate_grad(self, grad, owned=False):
+        """``owned``: ``grad`` is a new buffer that nothing else references
+        (the engine's call), so the first gradient keeps it instead of a copy."""
         if self._grad is None:
-            self._grad = Tensor._wrap(self._backend.copy(grad), self.dtype, self._backend)
+            self._grad = Tensor._wrap(grad if owned else self._backend.copy(grad), self.dtype,
+                                      self._backend)
         else:
             self._backend.add_into(self._grad._data, grad)
             self._grad._version_counter.bump("AccumulateGrad")
@@ -419,5 +444,5 @@ def no_grad_view_error(view, modified):
         "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
-def _address(array):
-    return array.__array_interface__["data"][0]
+_CPU = _device("cpu")
+_CUDA0 = _device("cuda", 0)

@@ -160,6 +160,7 @@ def test_load_refuses_object_arrays_and_foreign_archives(tmp_path):
     {"__tensor__": "t0", "dtype": "float64"},  # disagrees with the array
     {"__float__": "1e400"},
     {"__dict__": [["k"]]},
+    {"__tensor__": "t0", "dtype": "float32", "device": "gpu:7"},
 ])
 def test_load_refuses_tampered_manifests(object_node, tmp_path):
     path = tmp_path / "tampered.npz"
@@ -168,6 +169,28 @@ def test_load_refuses_tampered_manifests(object_node, tmp_path):
              __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8))
     with pytest.raises(UnsafeContentError):
         load(path)
+
+
+def _saved_on(device, tmp_path):
+    """An archive whose tensor was saved from ``device`` (written by hand: this
+    process may have no such device)."""
+    path = tmp_path / "device.npz"
+    manifest = {"format": serialization.FORMAT, "version": 1,
+                "object": {"__tensor__": "t0", "dtype": "float32", "device": device}}
+    np.savez(path, t0=np.arange(3, dtype=np.float32),
+             __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8))
+    return path
+
+
+@pytest.mark.skipif(nbgrad.cuda.is_available(), reason="this machine has CUDA")
+def test_cuda_tensors_need_cuda_or_a_map_location(tmp_path):
+    path = _saved_on("cuda:0", tmp_path)
+    with pytest.raises(RuntimeError, match=r"^Attempting to deserialize object on a CUDA device "
+                                           r"but nbgrad.cuda.is_available\(\) is False"):
+        load(path)
+    for location in ("cpu", nbgrad.device("cpu")):
+        t = load(path, map_location=location)
+        assert t.device == nbgrad.device("cpu") and t.tolist() == [0.0, 1.0, 2.0]
 
 
 def test_load_refuses_wrong_format_version_and_garbage(tmp_path):

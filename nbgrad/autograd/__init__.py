@@ -31,6 +31,9 @@ def _root_gradients(outputs, grad_outputs):
             if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape!r} and output[{i}] has a shape of {out.shape!r}.")
+            if g._backend is not out._backend:
+                raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} "
+                                   f"but got {g.device}")
             data = g._data
             if data.dtype != out.dtype.numpy:  # the engine works in each tensor's own dtype
                 data = out._backend.cast(data, out.dtype.numpy)

@@ -7,23 +7,23 @@ shape (and casts to the dtype) of the input it belongs to.
 import heapq
 import itertools
 
+from ..backends import backend_of
 from ..dtypes import from_numpy_dtype
 from .graph import AccumulateGrad
 
 
 def _count_dependencies(roots):
     deps = {}
-    seen = set()
-    stack = list(roots)
-    for node in stack:
-        seen.add(node)
+    stack = list(dict.fromkeys(roots))
+    seen = set(stack)
     while stack:
-        node = stack.pop()
-        for nxt in node.next_edges:
+        for nxt in stack.pop().next_edges:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
+            if nxt in seen:
+                deps[nxt] = deps.get(nxt, 0) + 1  # a root reached from another root has none yet
+            else:
+                deps[nxt] = 1
                 seen.add(nxt)
                 stack.append(nxt)
     return deps
@@ -57,33 +57,48 @@ def _shape_gradient(grad, meta):
     backend = meta.backend
     if grad.shape != meta.shape:
         grad = backend.sum_to_shape(grad, meta.shape)
-    if grad.dtype != meta.dtype.numpy:
-        grad = backend.cast(grad, meta.dtype.numpy)
+    if grad.dtype != meta.np_dtype:
+        grad = backend.cast(grad, meta.np_dtype)
     return grad
+
+
+_Tensor = None
+
+
+def _tensor_class():
+    # Imported on first use: nbgrad.tensor imports this package.
+    global _Tensor
+    if _Tensor is None:
+        from ..tensor import Tensor
+        _Tensor = Tensor
+    return _Tensor
 
 
 def _check_hook_result(hook, grad, result):
     """PyTorch's checks on what a tensor hook returns."""
-    from ..tensor import Tensor
-
-    if not isinstance(result, Tensor):
+    if not isinstance(result, _tensor_class()):
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
     name = getattr(hook, "__name__", type(hook).__name__)
-    if result._data.dtype != grad.dtype:
-        was, got = (from_numpy_dtype(a.dtype).tensor_type for a in (grad, result._data))
+    backend = backend_of(grad)
+    if result._data.dtype != grad.dtype or result._backend is not backend:
+        was, got = (("cuda." if b.name == "cuda" else "") + from_numpy_dtype(a.dtype).tensor_type
+                    for a, b in ((grad, backend), (result._data, result._backend)))
         raise RuntimeError(f"hook '{name}' has changed the type of value "
                            f"(was nbgrad.{was} got nbgrad.{got})")
     if result._data.shape != grad.shape:
         raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
-def _run_pre_hooks(node, grad):
-    from ..tensor import Tensor  # hooks see Tensors; the engine itself does not need them
+def _hooks_of(node):
+    return node.variable._hooks if node.__class__ is AccumulateGrad else node.pre_hooks
 
-    hooks = node.variable._hooks if isinstance(node, AccumulateGrad) else node.pre_hooks
+
+def _run_pre_hooks(node, grad):
+    hooks = _hooks_of(node)
     if hooks:
+        wrap = _tensor_class()._wrap
         for hook in list(hooks):
-            result = hook(Tensor._wrap(grad))
+            result = hook(wrap(grad, backend=backend_of(grad)))  # hooks see Tensors on grad's device
             if result is not None:
                 _check_hook_result(hook, grad, result)
                 grad = result._data
@@ -105,43 +120,88 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
     buffers = {}
     for node, grad in zip(roots, root_grads):
         buffers[node] = buffers[node] + grad if node in buffers else grad
+    # Nodes whose buffer is a new array that nothing outside the engine holds
+    # (see Node.returns_fresh): more gradients are added into it in place, and
+    # a leaf may take it as its .grad without a copy.
+    fresh = set()
     # Ready nodes run latest-made first (PyTorch's order: it decides, for
     # instance, which error a graph with several problems reports).
     order = itertools.count()
     ready = [(-node.sequence_nr, next(order), node) for node in dict.fromkeys(roots)
              if deps.get(node, 0) == 0]
     heapq.heapify(ready)
+    heappop, heappush = heapq.heappop, heapq.heappush
     released = []
+    capturing = capture is not None
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = heappop(ready)[2]
             grad = buffers.pop(node, None)
-            if useful is not None and node not in useful:
-                grads = ()
-            elif grad is None:
+            owned = False
+            if node in fresh:
+                fresh.discard(node)
+                owned = True
+            accumulator = node.__class__ is AccumulateGrad
+            if grad is None or (capturing and node not in useful):
                 grads = ()
             else:
-                grad = _run_pre_hooks(node, grad)
-                if capture is not None and node in capture:
+                if node.retained is not None or (
+                        node.variable._hooks if accumulator else node.pre_hooks):
+                    if node.variable._hooks if accumulator else node.pre_hooks:
+                        owned = False  # a hook may keep the Tensor it was given
+                    grad = _run_pre_hooks(node, grad)
+                if capturing and node in capture:
                     capture[node] = grad
-                if capture is not None and (isinstance(node, AccumulateGrad) or not any(
+                if capturing and (accumulator or not any(
                         n in useful for n in node.next_edges if n is not None)):
                     grads = ()  # autograd.grad: nothing further to compute, never accumulate
+                elif accumulator:
+                    node.accumulate(grad, owned)
+                    grads = ()
                 else:
                     grads = node.backward(grad)
                     if not retain_graph:
                         released.append(node)
-            for i, nxt in enumerate(node.next_edges):
+            if not grads:
+                for nxt in node.next_edges:
+                    if nxt is not None:
+                        left = deps[nxt] - 1
+                        deps[nxt] = left
+                        if not left:
+                            heappush(ready, (-nxt.sequence_nr, next(order), nxt))
+                continue
+            returns_fresh = node.returns_fresh
+            metas = node.input_meta
+            i = -1
+            for nxt in node.next_edges:
+                i += 1
                 if nxt is None:
                     continue
-                g = grads[i] if grads else None
+                g = grads[i]
                 if g is not None:
-                    g = _shape_gradient(g, node.input_meta[i])
+                    meta = metas[i]
+                    is_fresh = returns_fresh and g is not grad
+                    if g.shape != meta.shape:
+                        summed = meta.backend.sum_to_shape(g, meta.shape)
+                        is_fresh = is_fresh or summed.size < g.size  # a reduction: new memory
+                        g = summed
+                    if g.dtype is not meta.np_dtype and g.dtype != meta.np_dtype:
+                        g = meta.backend.cast(g, meta.np_dtype)
+                        is_fresh = True
                     previous = buffers.get(nxt)
-                    buffers[nxt] = g if previous is None else node.input_meta[i].backend.add(previous, g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt.sequence_nr, next(order), nxt))
+                    if previous is None:
+                        buffers[nxt] = g
+                        if is_fresh:
+                            fresh.add(nxt)
+                    elif nxt in fresh:
+                        meta.backend.add_into(previous, g)
+                    else:
+                        buffers[nxt] = meta.backend.add(previous, g)
+                        fresh.add(nxt)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if not left:
+                    heappush(ready, (-nxt.sequence_nr, next(order), nxt))
     finally:
         # Free saved tensors only of nodes that ran, as PyTorch does.
         for node in released:

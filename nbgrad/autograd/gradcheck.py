@@ -8,6 +8,7 @@ class GradcheckError(RuntimeError):
 
 def _jacobians(func, inputs, outputs, eps):
     """Numerical and analytical Jacobians, one (n_out, n_in) matrix per differentiable input."""
+    from ..tensor import Tensor
     from . import grad
     from .grad_mode import no_grad
 
@@ -18,12 +19,12 @@ def _jacobians(func, inputs, outputs, eps):
         data = t._data  # perturbed in place (any layout), restored after
         jac = np.zeros((sum(out_sizes), data.size))
         for j, index in enumerate(np.ndindex(data.shape)):  # C order, as reshape(-1) below
-            original = data[index]
+            original = data[index].item()  # a value, not a (device) view of it
             with no_grad():
                 data[index] = original + eps
-                plus = [o._data.reshape(-1).astype(np.float64) for o in _outputs(func(*inputs))]
+                plus = [_flat(o) for o in _outputs(func(*inputs))]
                 data[index] = original - eps
-                minus = [o._data.reshape(-1).astype(np.float64) for o in _outputs(func(*inputs))]
+                minus = [_flat(o) for o in _outputs(func(*inputs))]
             data[index] = original
             jac[:, j] = np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
         numerical.append(jac)
@@ -33,14 +34,19 @@ def _jacobians(func, inputs, outputs, eps):
         for k in range(size):
             seed = np.zeros(size, dtype=o._data.dtype)
             seed[k] = 1
-            from ..tensor import Tensor
-            grads = grad([o], diff_inputs, [Tensor._wrap(seed.reshape(o._data.shape))],
+            seed = Tensor._wrap(o._backend.asarray(seed.reshape(o._data.shape)), backend=o._backend)
+            grads = grad([o], diff_inputs, [seed],
                          retain_graph=True, allow_unused=True)
             for a, g in zip(analytical, grads):
                 if g is not None:
-                    a[row + k] = g._data.reshape(-1)
+                    a[row + k] = _flat(g)
         row += size
     return numerical, analytical
+
+
+def _flat(t):
+    """A tensor's values as a flat float64 host array (any device)."""
+    return t._backend.to_numpy(t._data).reshape(-1).astype(np.float64)
 
 
 def _outputs(result):

@@ -28,58 +28,82 @@ _SEQUENCE = itertools.count()
 class InputMeta:
     """What the engine needs to know about an input to shape its gradient."""
 
-    __slots__ = ("shape", "dtype", "backend")
+    __slots__ = ("shape", "dtype", "backend", "np_dtype")
 
     def __init__(self, tensor):
         self.shape = tensor._data.shape
-        self.dtype = tensor.dtype
+        self.dtype = dtype = tensor.dtype
+        self.np_dtype = dtype.numpy
         self.backend = tensor._backend
 
 
 class SavedTensor:
     """A tensor value saved for backward, checked against its version counter."""
 
-    __slots__ = ("data", "counter", "version", "tensor_ref", "op_name", "had_history", "shape",
-                 "dtype")
+    __slots__ = ("data", "counter", "version", "tensor_ref", "producer")
 
     def __init__(self, tensor, output_of=None):
         self.data = tensor._data
-        self.counter = tensor._version_counter
-        self.version = self.counter.value
-        self.shape = tensor._data.shape
-        self.dtype = tensor.dtype
+        self.counter = counter = tensor._version_counter
+        self.version = counter.value
         # A saved output must not hold its own node (a cycle): errors name the
         # node that saved it, as PyTorch does. A saved input is named by its
-        # current history, read through a weak reference while it lives.
-        self.op_name = output_of
-        self.tensor_ref = None
-        self.had_history = False
+        # current history, read through a weak reference while it lives, else
+        # by the node that made it (``producer``: that node, or a name).
         if output_of is None:
             self.tensor_ref = weakref.ref(tensor)
             fn = tensor._grad_fn
-            if fn is not None:
-                self.had_history = True
-                # Should it die first: a stale view is re-derived from its base (AsStrided).
-                self.op_name = "AsStrided" if tensor._base is not None else fn.op_name
+            # Should it die first: a stale view is re-derived from its base (AsStrided).
+            self.producer = fn if fn is None or tensor._base is None else "AsStrided"
+        else:
+            self.tensor_ref = None
+            self.producer = output_of
+
+    @property
+    def op_name(self):
+        producer = self.producer
+        return producer if producer is None or isinstance(producer, str) else producer.op_name
+
+    @property
+    def had_history(self):
+        return self.tensor_ref is not None and self.producer is not None
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        from ..dtypes import from_numpy_dtype
+        return from_numpy_dtype(self.data.dtype)
 
     def unpack(self):
-        if self.data is None:
+        data = self.data
+        if data is None:
             raise RuntimeError(_SECOND_BACKWARD)
-        producer = self.op_name
-        tensor = self.tensor_ref() if self.tensor_ref is not None else None
-        if tensor is not None:
+        tensor_ref = self.tensor_ref
+        if tensor_ref is None:  # a saved output: named by the node that saved it
+            if self.counter.value != self.version:
+                raise RuntimeError(self._stale_message(self.producer))
+            return data
+        tensor = tensor_ref()
+        if tensor is None:
+            producer = self.op_name
+        else:
             # As PyTorch's unpack, read the saved input's current history first (a stale
             # view is re-derived here, and one made in no_grad mode raises).
-            fn = tensor.grad_fn
-            if self.had_history and fn is None:
+            fn = tensor._grad_fn if tensor._base is None else tensor.grad_fn
+            if fn is None and self.producer is not None:
                 raise RuntimeError(
                     "Trying to use a saved tensor that has been detached in-place, i.e. with "
                     ".detach_().This is not supported, please use out-of-place `.detach()` "
                     "instead")
+            if self.counter.value == self.version:
+                return data
             producer = fn.op_name if fn is not None else None
         if self.counter.value != self.version:
             raise RuntimeError(self._stale_message(producer))
-        return self.data
+        return data
 
     def _stale_message(self, producer):
         which = f", which is output 0 of {producer}," if producer else ""
@@ -103,6 +127,11 @@ class Node:
     __slots__ = ("next_edges", "input_meta", "saved", "pre_hooks", "retained", "sequence_nr",
                  "__weakref__")
     op_name = "Node"
+    # True when every gradient ``backward`` returns is either the incoming
+    # ``grad`` object itself or a new buffer that nothing else references: the
+    # engine may then hand such a buffer to a leaf as its ``.grad`` without a
+    # copy. Nodes that return views or user-held arrays keep False.
+    returns_fresh = False
 
     def __init__(self, inputs):
         edges = []
@@ -176,9 +205,17 @@ class AccumulateGrad(Node):
         return "AccumulateGrad"
 
     def backward(self, grad):
+        self.accumulate(grad)
+        return ()
+
+    def accumulate(self, grad, owned=False):
+        """``owned``: ``grad`` is a new buffer nothing else holds (the engine
+        knows), so the leaf may keep it as its ``.grad`` instead of a copy."""
         variable = self.variable
         if variable._grad_fn is not None:  # it was a leaf when the graph was built
             raise RuntimeError("leaf variable has been moved into the graph interior")
         if variable.requires_grad:  # not after requires_grad_(False) or detach_(), as PyTorch
-            variable._accumulate_grad(grad)
-        return ()
+            if owned:
+                variable._accumulate_grad(grad, owned=True)
+            else:
+                variable._accumulate_grad(grad)

@@ -8,13 +8,26 @@ The backward pass is two more GEMMs (weight and input gradients) and a
 col2im that accumulates the column gradient back into the padded input with
 one strided add per kernel offset (``kh*kw`` adds, never one per element).
 Pooling uses the same windows and the same per-offset accumulation.
+
+Everything runs on the tensor's backend (``x._backend``): NumPy on the CPU,
+device kernels on CUDA; the raw-array code is the same for both except where
+the CPU writes a GEMM into the caching allocator's memory (``_gemm``) and the
+max-pooling step (one fused kernel per kernel offset on CUDA).
 """
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ..autograd import grad_mode
+from ..backends import cpu
 from ..autograd.graph import Node
 from ..tensor import Tensor
+
+
+def _gemm(backend, a, b, shape):
+    """``a @ b``; on the CPU written into a buffer from the caching allocator
+    (already-mapped pages), elsewhere a fresh array from the backend."""
+    if backend is cpu:
+        return np.matmul(a, b, out=cpu.empty(shape, np.result_type(a.dtype, b.dtype)))
+    return backend.matmul(a, b)
 
 
 def _recording(*tensors):
@@ -55,7 +68,7 @@ class LinearBackward(Node):
 def linear(x, weight, bias):
     """Raw ``x @ weight.T + bias`` with autograd; shapes already checked."""
     xd = x._data
-    out = np.matmul(xd.reshape(-1, xd.shape[-1]), weight._data.T)
+    out = x._backend.matmul(xd.reshape(-1, xd.shape[-1]), weight._data.T)
     if bias is not None:
         out += bias._data
     out = out.reshape(xd.shape[:-1] + (weight._data.shape[0],))
@@ -81,14 +94,13 @@ def _pad_nhwc(x, pads, empty):
     return out
 
 
-def _windows_nhwc(xp, kernel, stride, dilation, out_hw):
-    """(N, Ho, Wo, kh, kw, C) strided view of the windows of padded NHWC ``xp``."""
-    kh, kw = kernel
-    eff_h, eff_w = dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1
-    win = sliding_window_view(xp, (eff_h, eff_w), axis=(1, 2))  # (N, H', W', C, eff_h, eff_w)
-    win = win[:, :stride[0] * (out_hw[0] - 1) + 1:stride[0], :stride[1] * (out_hw[1] - 1) + 1:stride[1],
-              :, ::dilation[0], ::dilation[1]]
-    return win.transpose(0, 1, 2, 4, 5, 3)
+def _windows_nhwc(backend, xp, kernel, stride, dilation, out_hw):
+    """(N, Ho, Wo, kh, kw, C) strided view of the windows of padded NHWC ``xp``
+    (the view NumPy's ``sliding_window_view`` would give, strided and dilated)."""
+    sn, sh, sw, sc = xp.strides
+    return backend.as_strided(xp, (xp.shape[0], *out_hw, *kernel, xp.shape[3]),
+                              (sn, sh * stride[0], sw * stride[1], sh * dilation[0],
+                               sw * dilation[1], sc))
 
 
 def _offset_slices(i, j, stride, dilation, out_hw):
@@ -123,29 +135,30 @@ class ConvolutionBackward(Node):
         n, c, h, w = self.x_shape
         o, _, kh, kw = self.w_shape
         ho, wo = grad.shape[2], grad.shape[3]
-        empty = self.backend.empty
+        backend = self.backend
+        empty = backend.empty
         g2 = empty((n, ho, wo, o), grad.dtype)
-        np.copyto(g2, grad.transpose(0, 2, 3, 1))
+        g2[...] = grad.transpose(0, 2, 3, 1)
         g2 = g2.reshape(n * ho * wo, o)
         grads = [None, None]
         if self.needs_grad(0):
             # Column gradients, one (N*Ho*Wo, C) block per kernel offset (kh*kw GEMMs in one
             # batched matmul), so that col2im adds contiguous blocks.
-            w_offsets = np.ascontiguousarray(weight.transpose(2, 3, 0, 1)).reshape(kh * kw, o, c)
-            dcols = np.matmul(g2, w_offsets, out=empty((kh * kw, n * ho * wo, c), grad.dtype))
+            w_offsets = backend.ascontiguous(weight.transpose(2, 3, 0, 1)).reshape(kh * kw, o, c)
+            dcols = _gemm(backend, g2, w_offsets, (kh * kw, n * ho * wo, c))
             top, bottom, left, right = self.pads
             dxp = empty((n, h + top + bottom, w + left + right, c), grad.dtype)
             dxp.fill(0)
             for i in range(kh):  # col2im: one strided add per kernel offset
                 for j in range(kw):
                     rows, cols = _offset_slices(i, j, self.stride, self.dilation, (ho, wo))
-                    dxp[:, rows, cols, :] += dcols[i * kw + j].reshape(n, ho, wo, c)
+                    backend.add_into(dxp[:, rows, cols, :], dcols[i * kw + j].reshape(n, ho, wo, c))
             dx = empty((n, c, h, w), grad.dtype)
-            np.copyto(dx, dxp[:, top:top + h, left:left + w, :].transpose(0, 3, 1, 2))
+            dx[...] = dxp[:, top:top + h, left:left + w, :].transpose(0, 3, 1, 2)
             grads[0] = dx
         if self.needs_grad(1):
             dw2 = g2.T @ self.cols
-            grads[1] = np.ascontiguousarray(dw2.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
+            grads[1] = backend.ascontiguous(dw2.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
         if self.has_bias:
             grads.append(g2.sum(axis=0) if self.needs_grad(2) else None)
         return grads
@@ -162,16 +175,18 @@ def conv2d(x, weight, bias, stride, pads, dilation):
     top, bottom, left, right = pads
     ho = _out_size(h, top, bottom, kh, stride[0], dilation[0])
     wo = _out_size(w, left, right, kw, stride[1], dilation[1])
-    empty = x._backend.empty
+    backend = x._backend
+    empty = backend.empty
     xp = _pad_nhwc(xd, pads, empty)
     cols = empty((n * ho * wo, kh * kw * c), xd.dtype)
-    np.copyto(cols.reshape(n, ho, wo, kh, kw, c), _windows_nhwc(xp, (kh, kw), stride, dilation, (ho, wo)))
-    w2 = np.ascontiguousarray(wd.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
-    out2 = np.matmul(cols, w2.T, out=empty((n * ho * wo, o), xd.dtype))
+    cols.reshape(n, ho, wo, kh, kw, c)[...] = _windows_nhwc(backend, xp, (kh, kw), stride, dilation,
+                                                            (ho, wo))
+    w2 = backend.ascontiguous(wd.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
+    out2 = _gemm(backend, cols, w2.T, (n * ho * wo, o))
     if bias is not None:
         out2 += bias._data
     out = empty((n, o, ho, wo), xd.dtype)
-    np.copyto(out, out2.reshape(n, ho, wo, o).transpose(0, 3, 1, 2))
+    out[...] = out2.reshape(n, ho, wo, o).transpose(0, 3, 1, 2)
     node = None
     if _recording(x, weight, bias):
         node = ConvolutionBackward(x, weight, bias, cols, pads, stride, dilation)
@@ -198,24 +213,25 @@ def _pool_pads(h, w, kernel, stride, padding, dilation, out_hw):
     return pads[0][0], pads[0][1], pads[1][0], pads[1][1]
 
 
-def _pad_nchw(x, pads, fill):
+def _pad_nchw(backend, x, pads, fill):
     top, bottom, left, right = pads
     if not (top or bottom or left or right):
         return x
     n, c, h, w = x.shape
-    out = np.full((n, c, h + top + bottom, w + left + right), fill, dtype=x.dtype)
+    out = backend.full((n, c, h + top + bottom, w + left + right), fill, x.dtype)
     out[:, :, top:top + h, left:left + w] = x
     return out
 
 
 class MaxPool2DWithIndicesBackward(Node):
-    __slots__ = ("argmax", "x_shape", "pads", "kernel", "stride", "dilation")
+    __slots__ = ("argmax", "x_shape", "pads", "kernel", "stride", "dilation", "backend")
     op_name = "MaxPool2DWithIndices"
 
     def __init__(self, x, argmax, pads, kernel, stride, dilation):
         super().__init__([x])
         self.save(x)  # PyTorch saves the input too: writing into it is caught
         self.argmax = argmax
+        self.backend = x._backend
         self.x_shape = x._data.shape
         self.pads, self.kernel, self.stride, self.dilation = pads, kernel, stride, dilation
 
@@ -228,13 +244,15 @@ class MaxPool2DWithIndicesBackward(Node):
         n, c, h, w = self.x_shape
         top, bottom, left, right = self.pads
         out_hw = grad.shape[2:]
-        dxp = np.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype)
+        backend = self.backend
+        dxp = backend.zeros((n, c, h + top + bottom, w + left + right), grad.dtype)
         zero = grad.dtype.type(0)
         kh, kw = self.kernel
         for i in range(kh):  # one masked, strided add per kernel offset
             for j in range(kw):
                 rows, cols = _offset_slices(i, j, self.stride, self.dilation, out_hw)
-                dxp[:, :, rows, cols] += np.where(self.argmax == i * kw + j, grad, zero)
+                backend.add_into(dxp[:, :, rows, cols],
+                                 backend.where(self.argmax == i * kw + j, grad, zero))
         return [dxp[:, :, top:top + h, left:left + w]]
 
 
@@ -242,18 +260,22 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=Fal
     """Raw max pooling of (N, C, H, W); returns (output, offset of each maximum in
     its window, or None when neither autograd nor the caller needs it). A loop
     over kernel offsets keeps the running maximum (NaN propagates); a later
-    offset takes the index only if its value is larger, or NaN (PyTorch's rule)."""
+    offset takes the index only if its value is larger, or NaN (PyTorch's rule):
+    the backend's ``max_pool_step``. The CPU stores offsets as uint8 when they
+    fit; CUDA as int64."""
     xd = x._data
+    backend = x._backend
     n, c, h, w = xd.shape
     out_hw = tuple(pool_out_size(size, k, s, p, d, ceil_mode)
                    for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
     pads = _pool_pads(h, w, kernel, stride, padding, dilation, out_hw)
-    xp = _pad_nchw(xd, pads, -np.inf)
+    xp = _pad_nchw(backend, xd, pads, -np.inf)
     kh, kw = kernel
     recording = _recording(x)
     argmax = None
     if recording or need_indices:
-        argmax = np.zeros((n, c) + out_hw, dtype=np.uint8 if kh * kw < 256 else np.int64)
+        small = kh * kw < 256 and backend is cpu
+        argmax = backend.zeros((n, c) + out_hw, np.uint8 if small else np.int64)
     best = None
     for i in range(kh):
         for j in range(kw):
@@ -262,34 +284,33 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=Fal
             if best is None:
                 best = value.copy()
                 continue
-            if argmax is not None:
-                better = value > best
-                better |= np.isnan(value)
-                argmax[better] = i * kw + j
-            np.maximum(best, value, out=best)
+            backend.max_pool_step(best, argmax, value, i * kw + j)
     node = None
     if recording:
         node = MaxPool2DWithIndicesBackward(x, argmax, pads, kernel, stride, dilation)
     return Tensor._from_op(best, node, x.dtype, x._backend), argmax
 
 
-def flat_indices(argmax, x_shape, pads, kernel, stride, dilation):
-    """PyTorch's ``return_indices``: positions in each flattened H*W input plane."""
+def flat_indices(backend, argmax, x_shape, pads, kernel, stride, dilation):
+    """PyTorch's ``return_indices``: positions in each flattened H*W input plane
+    (computed on the host; only ``return_indices=True`` asks for them)."""
+    argmax = backend.to_numpy(argmax)
     _, _, h, w = x_shape
     kh, kw = kernel
     ho, wo = argmax.shape[2:]
     i, j = np.divmod(argmax.astype(np.int64), kw)
     rows = np.arange(ho)[:, None] * stride[0] + i * dilation[0] - pads[0]
     cols = np.arange(wo)[None, :] * stride[1] + j * dilation[1] - pads[2]
-    return (rows * w + cols).astype(np.int64)
+    return backend.asarray((rows * w + cols).astype(np.int64))
 
 
 class AvgPool2DBackward(Node):
-    __slots__ = ("x_shape", "pads", "kernel", "stride", "divisor")
+    __slots__ = ("x_shape", "pads", "kernel", "stride", "divisor", "backend")
     op_name = "AvgPool2D"
 
     def __init__(self, x, pads, kernel, stride, divisor):
         super().__init__([x])
+        self.backend = x._backend
         self.x_shape = x._data.shape
         self.pads, self.kernel, self.stride, self.divisor = pads, kernel, stride, divisor
 
@@ -297,11 +318,11 @@ class AvgPool2DBackward(Node):
         n, c, h, w = self.x_shape
         top, bottom, left, right = self.pads
         g = grad / self.divisor
-        dxp = np.zeros((n, c, h + top + bottom, w + left + right), dtype=grad.dtype)
+        dxp = self.backend.zeros((n, c, h + top + bottom, w + left + right), grad.dtype)
         for i in range(self.kernel[0]):
             for j in range(self.kernel[1]):
                 rows, cols = _offset_slices(i, j, self.stride, (1, 1), grad.shape[2:])
-                dxp[:, :, rows, cols] += g
+                self.backend.add_into(dxp[:, :, rows, cols], g)
         return [dxp[:, :, top:top + h, left:left + w]]
 
 
@@ -316,22 +337,24 @@ def _avg_divisor(size, kernel, stride, pad, out, count_include_pad):
 
 def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
     xd = x._data
+    backend = x._backend
     n, c, h, w = xd.shape
     out_hw = tuple(pool_out_size(size, k, s, p, 1, ceil_mode)
                    for size, k, s, p in zip((h, w), kernel, stride, padding))
     pads = _pool_pads(h, w, kernel, stride, padding, (1, 1), out_hw)
-    xp = _pad_nchw(xd, pads, 0)
-    out = np.zeros((n, c) + out_hw, dtype=xd.dtype)
+    xp = _pad_nchw(backend, xd, pads, 0)
+    out = backend.zeros((n, c) + out_hw, xd.dtype)
     for i in range(kernel[0]):
         for j in range(kernel[1]):
             rows, cols = _offset_slices(i, j, stride, (1, 1), out_hw)
-            out += xp[:, :, rows, cols]
+            backend.add_into(out, xp[:, :, rows, cols])
     if divisor_override:
         divisor = np.full(out_hw, divisor_override, dtype=xd.dtype)
     else:
         dh = _avg_divisor(h, kernel[0], stride[0], padding[0], out_hw[0], count_include_pad)
         dw = _avg_divisor(w, kernel[1], stride[1], padding[1], out_hw[1], count_include_pad)
         divisor = np.outer(dh, dw).astype(xd.dtype)
+    divisor = backend.asarray(divisor)  # (Ho, Wo): a copy to the device on CUDA
     out /= divisor
     node = AvgPool2DBackward(x, pads, kernel, stride, divisor) if _recording(x) else None
     return Tensor._from_op(out, node, x.dtype, x._backend)

@@ -188,8 +188,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         out = out.squeeze(0)
     if not return_indices:
         return out
-    indices = _conv.flat_indices(argmax, x.shape, (padding[0], 0, padding[1], 0), kernel, stride,
-                                 dilation)
+    indices = _conv.flat_indices(input._backend, argmax, x.shape, (padding[0], 0, padding[1], 0),
+                                 kernel, stride, dilation)
     indices = Tensor._wrap(indices if batched else indices[0], dtypes.int64, input._backend)
     return out, indices
 
@@ -253,19 +253,22 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
-    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``."""
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
+    The mask is drawn on the host (nbgrad's generator, as every random
+    function) and copied to the input's device."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     from ..creation import rand
     dtype = input.dtype.numpy
+    backend = input._backend
     if p == 1.0:
-        mask = np.zeros(input.shape, dtype=dtype)
+        mask = backend.zeros(tuple(input.shape), dtype)
     else:
         keep = rand(*input.shape, dtype=input.dtype)._data < (1.0 - p)
-        mask = keep.astype(dtype) * dtype.type(1.0 / (1.0 - p))
-    mask = Tensor._wrap(mask, input.dtype, input._backend)
+        mask = backend.asarray(keep.astype(dtype) * dtype.type(1.0 / (1.0 - p)))
+    mask = Tensor._wrap(mask, input.dtype, backend)
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -339,18 +342,32 @@ def _loss_shape(input, target):
     return () if input.ndim == 1 else tuple(target.shape)
 
 
-def _weight_array(weight, classes, dtype):
+def _weight_array(weight, classes, input):
+    """The class weights as a raw array of ``input``'s dtype, on its device."""
     if weight is None:
         return None
     _check_tensor("cross_entropy", weight, "weight")
     if tuple(weight.shape) != (classes,):
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "
                            f"no classes but got weight tensor of shape: {list(weight.shape)}")
-    return weight._data.astype(dtype.numpy, copy=False)
+    _same_device(input, weight)
+    return weight._data.astype(input.dtype.numpy, copy=False)
+
+
+def _host_targets(input, target):
+    """Class indices on the host. They are checked against the number of
+    classes before anything is computed (an out-of-range target is an
+    IndexError on every device), and they say which log-probabilities to
+    pick: a device->host copy of M integers; logits, log-probabilities and
+    gradients stay on the device."""
+    _same_device(input, target)
+    return target._backend.to_numpy(target._data)
 
 
 def _nll(logp2, target, weight, ignore_index, reduction):
-    """``logp2``: (M, C) log-probabilities; ``target``: M class indices (raw)."""
+    """``logp2``: (M, C) log-probabilities; ``target``: M class indices (a
+    host array); ``weight``: raw class weights on ``logp2``'s device, or None."""
+    backend = logp2._backend
     classes = logp2.shape[1]
     flat = target.reshape(-1)
     ignored = flat == ignore_index
@@ -359,10 +376,11 @@ def _nll(logp2, target, weight, ignore_index, reduction):
         raise IndexError(f"Target {int(flat[bad][0])} is out of bounds.")
     safe = np.where(ignored, 0, flat)
     dtype = logp2.dtype
-    scale = np.ones(flat.shape, dtype=dtype.numpy) if weight is None else weight[safe].copy()
+    scale = np.ones(flat.shape, dtype=dtype.numpy) if weight is None else \
+        backend.to_numpy(weight)[safe]
     scale[ignored] = 0
     picked = logp2[np.arange(flat.shape[0]), safe]
-    loss = picked * Tensor._wrap(-scale, dtype, logp2._backend)
+    loss = picked * Tensor._wrap(backend.asarray(-scale), dtype, backend)
     if reduction == "none":
         return loss, scale
     total = loss.sum()
@@ -380,8 +398,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         raise ValueError("Expected 1 or more dimensions (got 0)")
     _check_targets(input, target)
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
-    w = _weight_array(weight, classes, input.dtype)
-    loss, _ = _nll(_class_last(input), target._data, w, ignore_index, reduction)
+    w = _weight_array(weight, classes, input)
+    loss, _ = _nll(_class_last(input), _host_targets(input, target), w, ignore_index, reduction)
     return loss.reshape(_loss_shape(input, target)) if reduction == "none" else loss
 
 
@@ -399,20 +417,22 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     class_dim = 0 if input.ndim == 1 else 1
     classes = input.shape[class_dim]
     logp = input.log_softmax(class_dim)
-    w = _weight_array(weight, classes, input.dtype)
+    w = _weight_array(weight, classes, input)
     if target.is_floating_point():
         return _cross_entropy_probs(input, logp, target, w, classes, class_dim, reduction,
                                     label_smoothing)
     _check_targets(input, target)
     logp2 = _class_last(logp)
-    nll, scale = _nll(logp2, target._data, w, ignore_index, reduction)
+    host_target = _host_targets(input, target)
+    nll, scale = _nll(logp2, host_target, w, ignore_index, reduction)
     if reduction == "none":
         nll = nll.reshape(_loss_shape(input, target))
     if label_smoothing == 0.0:
         return nll
-    mask = (target._data.reshape(-1) != ignore_index).astype(input.dtype.numpy)
-    weighted = logp2 if w is None else logp2 * Tensor._wrap(w, input.dtype, input._backend)
-    smooth = weighted.sum(1) * Tensor._wrap(-mask, input.dtype, input._backend)
+    backend = input._backend
+    mask = (host_target.reshape(-1) != ignore_index).astype(input.dtype.numpy)
+    weighted = logp2 if w is None else logp2 * Tensor._wrap(w, input.dtype, backend)
+    smooth = weighted.sum(1) * Tensor._wrap(backend.asarray(-mask), input.dtype, backend)
     if reduction == "none":
         smooth = smooth.reshape(_loss_shape(input, target))
     elif reduction == "sum":

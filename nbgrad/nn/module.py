@@ -462,11 +462,7 @@ class Module:
                 problems.append(f"size mismatch for {key}: copying a param with shape {value.shape} "
                                 f"from checkpoint, the shape in current model is {target.shape}.")
                 continue
-            if value.device != target.device:
-                problems.append(f"device mismatch for {key}: copying a param on {value.device} "
-                                f"from checkpoint, the current model's is on {target.device}.")
-                continue
-            copies.append((target, value))
+            copies.append((target, value))  # copy_ crosses devices (a CPU checkpoint, a CUDA model)
         if strict:
             if unexpected:
                 problems.insert(0, "Unexpected key(s) in state_dict: {}. ".format(

@@ -89,6 +89,13 @@ def _matrix_transpose(self):
     return views.transpose(self, -2, -1)
 
 
+def _type(self, dtype=None):
+    """The type name (PyTorch's: ``nbgrad.cuda.FloatTensor`` on the GPU), or a cast to ``dtype``."""
+    if dtype is not None:
+        return copying.to(self, dtype)
+    return f"nbgrad.{'cuda.' if self.is_cuda else ''}{self.dtype.tensor_type}"
+
+
 def _install_tensor_methods():
     for row in ROWS:
         if row.method:
@@ -130,8 +137,7 @@ def _install_tensor_methods():
     T.double = lambda self: copying.to(self, dtypes.float64)
     T.long = lambda self: copying.to(self, dtypes.int64)
     T.bool = lambda self: copying.to(self, dtypes.bool_)
-    T.type = lambda self, dtype=None: (f"nbgrad.{self.dtype.tensor_type}" if dtype is None
-                                       else copying.to(self, dtype))
+    T.type = _type
     T.cpu = lambda self: copying.to(self, "cpu")
     T.cuda = lambda self, device=None: copying.to(
         self, "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)

@@ -7,6 +7,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.graph import Node
+from ..backends import for_device
+from ..device import device as Device
 from ..tensor import Tensor
 from . import mutation
 from .elementwise import apply_inplace
@@ -40,12 +42,25 @@ def clone(self):
     return _copy_of(self, self._backend.copy(self._data), self.dtype, "Clone")
 
 
-def to(self, *args, **kwargs):
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``."""
-    from ..device import device as Device
+class ToDeviceBackward(Node):
+    """A copy to another device: the gradient is copied back to the source's."""
 
+    __slots__ = ("source_backend",)
+    op_name = "ToCopy"
+
+    def __init__(self, source):
+        super().__init__([source])
+        self.source_backend = source._backend
+
+    def backward(self, grad):
+        return [self.source_backend.asarray(grad)]
+
+
+def _parse_to(self, args, kwargs):
+    """(device, dtype, copy) from ``to``'s overloads, as PyTorch reads them."""
     target_dtype, target_device = kwargs.pop("dtype", None), kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)  # copies are synchronous here; accepted for portability
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for arg in args:
@@ -55,13 +70,27 @@ def to(self, *args, **kwargs):
             target_device = arg
         else:
             target_dtype = arg
-    if target_device is not None and Device(target_device).type != self.device.type:
-        from ..backends import require_backend
-        require_backend(Device(target_device).type)
-    dtype = dtypes.to_dtype(target_dtype) or self.dtype
+    device = Device(target_device) if target_device is not None else self.device
+    return device, dtypes.to_dtype(target_dtype) or self.dtype, copy
+
+
+def to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``."""
+    device, dtype, copy = _parse_to(self, args, kwargs)
+    backend = for_device(device)
+    if backend is not self._backend:
+        moved = to_backend(self, backend)
+        return moved if dtype is self.dtype else to(moved, dtype)
     if dtype is self.dtype and not copy:
         return self
     return _copy_of(self, self._backend.cast(self._data, dtype.numpy), dtype, "ToCopy")
+
+
+def to_backend(self, backend):
+    """``self`` copied to ``backend``'s device, taped (ToDeviceBackward)."""
+    data = backend.asarray(self._data)
+    record = grad_mode.is_grad_enabled() and self.requires_grad
+    return Tensor._from_op(data, ToDeviceBackward(self) if record else None, self.dtype, backend)
 
 
 def _write(row, self, value, op_name):
@@ -75,11 +104,14 @@ def _write(row, self, value, op_name):
 
 def copy_(self, src):
     if isinstance(src, (numbers.Number, np.bool_)) and not isinstance(src, complex):
-        src = Tensor._wrap(np.asarray(src, dtype=dtypes.scalar_dtype(src).numpy), backend=self._backend)
+        src = Tensor._wrap(self._backend.asarray(src, dtypes.scalar_dtype(src).numpy),
+                           backend=self._backend)
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
-    mutation.check_no_partial_overlap(self._data, src._data)
+    if src._backend is not self._backend:  # a copy across devices (taped, as in PyTorch)
+        src = to_backend(src, self._backend)
+    mutation.check_no_partial_overlap(self._backend, self._data, src._data)
     return _write(BY_NAME["copy"], self, src, "copy_")
 
 

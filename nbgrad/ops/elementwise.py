@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..autograd.graph import Node, SavedTensor
+from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.graph import _SEQUENCE, InputMeta, Node, SavedTensor
 from ..tensor import Tensor
 from . import mutation
 from .broadcasting import broadcast_shapes
@@ -67,11 +68,15 @@ class ElementwiseOp:
 
     def reads(self, needed):
         """Names the derivatives of the inputs flagged in ``needed`` read."""
-        names = self._reads.get(needed)
-        if names is None:
-            names = self._reads[needed] = frozenset(
-                p for i in self.differentiable if needed[i] for p in self._grad_params[i])
-        return names
+        return self.backward_spec(needed).reads
+
+    def backward_spec(self, needed):
+        """What a node needs, given which inputs need a gradient (``needed``,
+        one flag per input): computed once per mask."""
+        spec = self._reads.get(needed)
+        if spec is None:
+            spec = self._reads[needed] = _BackwardSpec(self, needed)
+        return spec
 
     def grad_params(self, i):
         return self._grad_params[i]
@@ -105,27 +110,104 @@ def _is_identity(fn, params):
         return False
 
 
+class _BackwardSpec:
+    """For one row and one set of inputs needing a gradient: what the forward
+    saves, which gradients the fused kernel computes, which pass ``g`` through,
+    and the backends' kernel runners for it."""
+
+    __slots__ = ("row", "reads", "saves", "saves_out", "wanted", "passed", "runners")
+
+    def __init__(self, row, needed):
+        self.row = row
+        self.reads = frozenset(p for i in row.differentiable if needed[i] for p in row.grad_params(i))
+        self.saves = tuple(k for k, name in enumerate(row.inputs) if name in self.reads)
+        self.saves_out = "out" in self.reads
+        active = [i for i in row.differentiable if needed[i]]
+        self.passed = tuple(i for i in active if i in row.passthrough)
+        self.wanted = tuple(i for i in active if i not in row.passthrough)
+        self.runners = {}
+
+    def runner(self, backend, kinds):
+        """``run(grad, args, out) -> gradients of the wanted inputs`` on
+        ``backend`` for saved values of ``kinds`` (None: all arrays). A backend
+        may offer one specialised to the kinds; any backend has the plain call."""
+        key = backend if kinds is None else (backend, kinds)
+        run = self.runners.get(key)
+        if run is None:
+            row, wanted = self.row, self.wanted
+            make = getattr(backend, "elementwise_backward_for", None)
+            if make is not None:
+                run = make(row, wanted, kinds or "a" * len(row.inputs))
+            else:
+                backward = backend.elementwise_backward
+
+                def run(grad, args, out):
+                    return backward(row, wanted, grad, args, out)
+            self.runners[key] = run
+        return run
+
+
 class ElementwiseBackward(Node):
-    __slots__ = ("row", "args", "out", "dtype", "backend", "title")
+    __slots__ = ("row", "args", "out", "dtype", "backend", "title", "spec", "kinds", "cast")
+    returns_fresh = True  # kernel outputs are new buffers; passthroughs are ``grad`` itself
 
     def __init__(self, row, args, dtype, backend, inplace=False, title=None):
-        super().__init__(args)
+        # Node.__init__, inlined: this runs for every recorded op.
+        edges = []
+        metas = []
+        needed = []
+        for t in args:
+            edge = None
+            if isinstance(t, Tensor):
+                fn = t._grad_fn
+                if t._base is None:  # not a view: Tensor._gradient_edge, inlined
+                    if fn is not None:
+                        edge = fn
+                    elif t._requires_grad:
+                        ref = t._grad_accumulator
+                        edge = (ref() if ref is not None else None) or t._gradient_edge()
+                elif t.requires_grad:
+                    edge = t._gradient_edge()
+            if edge is None:
+                edges.append(None)
+                metas.append(None)
+                needed.append(False)
+            else:
+                edges.append(edge)
+                metas.append(InputMeta(t))
+                needed.append(True)
+        self.next_edges = edges
+        self.input_meta = metas
+        self.pre_hooks = None
+        self.retained = None
+        self.sequence_nr = next(_SEQUENCE)
         self.row, self.dtype, self.backend = row, dtype, backend
         self.title = title or row.op_name
-        reads = row.reads(tuple(e is not None for e in self.next_edges))
-        saved = []
-        for k, (name, a) in enumerate(zip(row.inputs, args)):
-            if name not in reads:
-                saved.append(None)
-            elif not isinstance(a, Tensor):  # a number, typed as the kernel will see it
-                saved.append(np.bool_(a) if k in row.bool_inputs else dtype.numpy.type(a))
-            elif inplace and k == 0:  # the value before the write, not after it
-                saved.append(SavedTensor(Tensor._wrap(backend.copy(a._data), a.dtype, backend)))
-            else:
-                saved.append(SavedTensor(a))
+        needed = tuple(needed)
+        spec = row._reads.get(needed) or row.backward_spec(needed)
+        self.spec = spec
+        saved = [None] * len(args)
+        tensors = []
+        kinds = None  # what the backward kernel sees: "s" a saved number, else "a"
+        cast = False
+        for k in spec.saves:
+            a = args[k]
+            if not isinstance(a, Tensor):  # a number, typed as the kernel will see it
+                saved[k] = np.bool_(a) if k in row.bool_inputs else dtype.numpy.type(a)
+                kinds = (kinds or "a" * len(args))
+                kinds = kinds[:k] + "s" + kinds[k + 1:]
+                continue
+            if a.dtype is not dtype:
+                cast = True
+            if inplace and k == 0:  # the value before the write, not after it
+                a = Tensor._wrap(backend.copy(a._data), a.dtype, backend)
+            saved[k] = s = SavedTensor(a)
+            tensors.append(s)
         self.args = saved
-        self.out = "out" in reads
-        self.saved = tuple(s for s in saved if isinstance(s, SavedTensor))
+        self.kinds = kinds
+        self.cast = cast
+        self.out = spec.saves_out
+        self.saved = tuple(tensors)
 
     @property
     def op_name(self):
@@ -137,29 +219,32 @@ class ElementwiseBackward(Node):
             self.saved += (self.out,)
 
     def backward(self, grad):
-        row, np_dtype = self.row, self.dtype.numpy
-        args = []
-        for a in self.args:
-            if isinstance(a, SavedTensor):
-                a = a.unpack()
-                if a.dtype != np_dtype:
-                    a = self.backend.cast(a, np_dtype)
-            args.append(a)
-        out = self.out.unpack() if isinstance(self.out, SavedTensor) else None
+        row, spec = self.row, self.spec
+        args = self.args
+        if spec.saves:
+            args = list(args)
+            for k in spec.saves:
+                a = args[k]
+                if a.__class__ is SavedTensor:
+                    a = args[k] = a.unpack()
+                    if self.cast and a.dtype != self.dtype.numpy:
+                        args[k] = self.backend.cast(a, self.dtype.numpy)
+        out = self.out
+        out = out.unpack() if out.__class__ is SavedTensor else None
         if not row.differentiable:  # a comparison written in place: zero gradient, as in PyTorch
             return [None if e is None else self.backend.zeros(grad.shape, grad.dtype)
                     for e in self.next_edges]
         result = [None] * len(args)
-        wanted = []
-        for i in row.differentiable:
-            if self.next_edges[i] is not None:
-                if i in row.passthrough:
-                    result[i] = grad
-                else:
-                    wanted.append(i)
+        for i in spec.passed:
+            result[i] = grad
+        wanted = spec.wanted
         if wanted:  # none when only inputs without a derivative need a gradient
-            for i, g in zip(wanted, self.backend.elementwise_backward(row, wanted, grad, args, out)):
-                result[i] = g
+            grads = spec.runner(self.backend, self.kinds)(grad, args, out)
+            if len(wanted) == 1:
+                result[wanted[0]] = grads[0]
+            else:
+                for i, g in zip(wanted, grads):
+                    result[i] = g
         return result
 
 
@@ -178,8 +263,8 @@ def _prepare(row, args):
         if isinstance(a, Tensor):
             if first is None:
                 first = a
-            elif a._backend is not first._backend:
-                raise _device_error(first, a)
+            elif a._backend is not first._backend:  # TensorIterator names the GPU first
+                raise _device_error(*((a, first) if first.device.type == "cpu" else (first, a)))
         elif not isinstance(a, (numbers.Number, np.bool_)) or isinstance(a, complex):
             raise TypeError(f"{row.name}(): expected Tensor or number arguments, "
                             f"got {type(a).__name__}")
@@ -217,14 +302,122 @@ def _records(row, args):
         isinstance(args[i], Tensor) and args[i].requires_grad for i in row.differentiable)
 
 
+class _Plan:
+    """The outcome of ``_prepare`` that depends only on the row and on each
+    argument's kind (a tensor's dtype, device and whether it is zero-dim; a
+    number's type): computed once, then found with one dict lookup.
+    ``convert[k]``: None (a tensor used as is), a NumPy dtype (a tensor cast to
+    it) or a callable (a number, typed as the kernel will see it)."""
+
+    __slots__ = ("backend", "dtype", "out_dtype", "out_np", "convert", "plain", "grad_args",
+                 "forward", "empty")
+
+    def __init__(self, row, args):
+        backend, dtype, out_dtype, _, _ = _prepare(row, args)  # raises what _prepare raises
+        self.backend, self.dtype, self.out_dtype = backend, dtype, out_dtype
+        self.out_np = out_dtype.numpy
+        convert = []
+        for k, a in enumerate(args):
+            if isinstance(a, Tensor):
+                cast = k not in row.bool_inputs and a.dtype is not dtype
+                convert.append(dtype.numpy if cast else None)
+            else:
+                convert.append(np.bool_ if k in row.bool_inputs else dtype.numpy.type)
+        self.convert = tuple(convert)
+        self.plain = all(c is None for c in convert)  # tensors only, none cast
+        self.grad_args = tuple(i for i in row.differentiable if isinstance(args[i], Tensor))
+        self.empty = backend.empty
+        # A backend may offer a forward specialised to the argument kinds (the
+        # CPU's skips re-deriving them on every call); any backend has the plain one.
+        kinds = "".join("a" if c is None or isinstance(c, np.dtype) else "s" for c in convert)
+        make = getattr(backend, "elementwise_forward_for", None)
+        if make is not None:
+            self.forward = make(row, kinds)
+        else:
+            forward = backend.elementwise_forward
+            self.forward = lambda out, raw: forward(row, out, raw)
+
+
+_plans = {}
+
+
+def _plan_key(row, args):
+    key = [row]
+    for a in args:
+        if isinstance(a, Tensor):
+            key += (a.dtype, a._backend, not a._data.ndim)  # zero-dim tensors promote differently
+        else:
+            key.append(type(a))
+    return tuple(key)
+
+
+def _raw_arguments(plan, args):
+    """The kernel's arguments and the broadcast shape (general case: numbers,
+    casts or differing shapes)."""
+    backend = plan.backend
+    raw = []
+    shape = None
+    same_shape = True
+    for a, convert in zip(args, plan.convert):
+        if convert is None:
+            data = a._data
+        elif not isinstance(convert, np.dtype):
+            raw.append(convert(a))
+            continue
+        else:
+            data = backend.cast(a._data, convert)
+        if shape is None:
+            shape = data.shape
+        elif data.shape != shape:
+            same_shape = False
+        raw.append(data)
+    if not same_shape:
+        shape = broadcast_shapes(*(r.shape for r in raw if not isinstance(r, np.generic)))
+        raw = _broadcast(backend, raw, shape)
+    return raw, shape
+
+
 def apply(row, args):
-    backend, dtype, out_dtype, shape, raw = _prepare(row, args)
-    out = backend.empty(shape, out_dtype.numpy)
-    backend.elementwise_forward(row, out, _broadcast(backend, raw, shape))
-    node = ElementwiseBackward(row, args, dtype, backend) if _records(row, args) else None
-    result = Tensor._from_op(out, node, out_dtype, backend)
-    if node is not None:
-        node.after_write(result)
+    if len(args) == 2:  # _plan_key, unrolled for the common arities
+        a, b = args
+        if isinstance(a, Tensor):
+            if isinstance(b, Tensor):
+                key = (row, a.dtype, a._backend, not a._data.ndim, b.dtype, b._backend,
+                       not b._data.ndim)
+            else:
+                key = (row, a.dtype, a._backend, not a._data.ndim, type(b))
+        else:
+            key = _plan_key(row, args)
+    elif len(args) == 1 and isinstance(args[0], Tensor):
+        a = args[0]
+        key = (row, a.dtype, a._backend, not a._data.ndim)
+    else:
+        key = _plan_key(row, args)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = _Plan(row, args)
+    if plan.plain and len(args) == 1:
+        raw = [args[0]._data]
+        shape = raw[0].shape
+    elif plan.plain and len(args) == 2 and args[0]._data.shape == args[1]._data.shape:
+        raw = [args[0]._data, args[1]._data]
+        shape = raw[0].shape
+    else:
+        raw, shape = _raw_arguments(plan, args)
+    out = plan.empty(shape, plan.out_np)
+    plan.forward(out, raw)
+    node = None
+    if _grad_state.enabled:
+        for i in plan.grad_args:
+            t = args[i]  # Tensor.requires_grad, inlined
+            if t._requires_grad or t._grad_fn is not None or (
+                    t._base is not None and t._base.requires_grad):
+                node = ElementwiseBackward(row, args, plan.dtype, plan.backend)
+                break
+    result = Tensor._from_op(out, node, plan.out_dtype, plan.backend)
+    if node is not None and node.out is True:  # node.after_write, inlined
+        node.out = saved = SavedTensor(result, node.title)
+        node.saved += (saved,)
     return result
 
 
@@ -246,7 +439,7 @@ def apply_inplace(row, self, args, op_name=None):
     out = self._data
     for a in args[1:]:  # the very same memory is fine (x.mul_(x)); a shifted overlap is not
         if isinstance(a, Tensor):
-            mutation.check_no_partial_overlap(out, a._data)
+            mutation.check_no_partial_overlap(backend, out, a._data)
     raw = _broadcast(backend, raw, shape)
     # A named method (zero_, fill_) names its node as PyTorch does; operators keep the row's.
     title = None

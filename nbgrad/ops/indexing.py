@@ -8,15 +8,16 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.graph import Node
+from ..backends import backend_of
 from ..tensor import Tensor
-from . import mutation, views
+from . import copying, mutation, views
 from .elementwise import _TYPE_NAMES, apply_inplace
 from .table import BY_NAME
 from .views import make_view
 
 
-def _as_key(key):
-    """(numpy key, is_basic)."""
+def _as_key(self, key):
+    """(numpy key, is_basic) for indexing ``self``."""
     items = key if isinstance(key, tuple) else (key,)
     converted = []
     basic = True
@@ -26,8 +27,11 @@ def _as_key(key):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             if item.ndim == 0 and item.dtype is not dtypes.bool_:
                 item = int(item.item())  # a 0-d integer tensor selects, as in PyTorch
-            else:
-                item = item._data
+            elif item.is_cuda and not self.is_cuda:
+                raise RuntimeError("indices should be either on cpu or on the same device as the "
+                                   f"indexed tensor ({self.device})")
+            else:  # indices are read on the host (the CUDA backend turns them into addresses)
+                item = item._backend.to_numpy(item._data) if item.is_cuda else item._data
                 basic = False
         elif isinstance(item, slice):
             if item.step == 0:
@@ -98,6 +102,12 @@ def _check_key(self, key):
                          + ", ".join(str(list(s)) for s in index_shapes)) from None
 
 
+def _index_shape(shape, key):
+    """The shape ``a[key]`` has for an array of ``shape``, found on the host
+    from a zero-copy broadcast scalar (no data is read or gathered)."""
+    return np.broadcast_to(np.empty((), np.int8), shape)[key].shape
+
+
 def _view_name(key, single, shape):
     """The backward name PyTorch gives a basic-indexing view: that of the last
     op its slicing applied (a full slice is skipped, except as a lone key)."""
@@ -137,8 +147,9 @@ class IndexBackward(Node):
         self.key, self.shape = key, source._data.shape
 
     def backward(self, grad):
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        np.add.at(out, self.key, grad)
+        backend = backend_of(grad)
+        out = backend.zeros(self.shape, grad.dtype)
+        backend.add_at(out, self.key, grad)
         return [out]
 
 
@@ -209,8 +220,7 @@ def _basic_view(a, key):
             dim += 1
         else:
             del shape[dim], strides[dim]
-    return np.lib.stride_tricks.as_strided(out, out.shape, new_strides,
-                                           writeable=out.flags.writeable)
+    return backend_of(out).as_strided(out, out.shape, new_strides)
 
 
 def _view(self, view_key, name):
@@ -236,7 +246,7 @@ def _zero_dim_check(self, key):
 
 def getitem(self, key):
     _zero_dim_check(self, key)
-    np_key, basic = _as_key(key)
+    np_key, basic = _as_key(self, key)
     _check_key(self, np_key)
     view_key, index_key = _split_key(np_key)
     if index_key is None:
@@ -250,7 +260,7 @@ def getitem(self, key):
         raise _index_error(error) from None
     record = grad_mode.is_grad_enabled() and source.requires_grad
     node = IndexBackward(source, index_key) if record else None
-    return Tensor._from_op(np.array(data, order="C"), node, self.dtype, self._backend)
+    return Tensor._from_op(self._backend.ascontiguous(data), node, self.dtype, self._backend)
 
 
 def _strip_leading_ones(value):
@@ -262,11 +272,19 @@ def _strip_leading_ones(value):
     return views.view(value, shape[k:]) if k else value
 
 
+def _value_to_device(self, value, basic):
+    """A value on another device, as PyTorch takes it: a basic key writes with
+    copy_, which copies across devices (taped); index_put_ moves only a 0-d value."""
+    if basic or value.ndim == 0:
+        return copying.to_backend(value, self._backend)
+    gpu = self if self.is_cuda else value  # TensorIterator names the GPU first
+    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                       f"devices, {gpu.device} and cpu!")
+
+
 def setitem(self, key, value):
     if isinstance(value, Tensor):
-        if value._backend is not self._backend:
-            raise RuntimeError("Expected all tensors to be on the same device, but found at least "
-                               f"two devices, {self.device} and {value.device}!")
+        pass
     elif not isinstance(value, (numbers.Number, np.bool_)) or isinstance(value, complex):
         raise TypeError(f"can't assign a {type(value).__name__} to a nbgrad.{self.dtype.tensor_type}")
     if isinstance(key, (bool, np.bool_)):
@@ -274,9 +292,11 @@ def setitem(self, key, value):
             return  # PyTorch writes nothing (and counts no write) for x[False] = v
         key = None  # x[True] = v writes through x.unsqueeze(0)
     _zero_dim_check(self, key)
-    np_key, basic = _as_key(key)
+    np_key, basic = _as_key(self, key)
     _check_key(self, np_key)
     view_key, index_key = _split_key(np_key)
+    if isinstance(value, Tensor) and value._backend is not self._backend:
+        value = _value_to_device(self, value, basic=index_key is None)
     # The basic items select a view to write into; a key that selects
     # everything writes into the tensor itself, as in PyTorch.
     name = _view_name(view_key, False, self._data.shape)
@@ -291,7 +311,7 @@ def setitem(self, key, value):
                 with grad_mode.no_grad():
                     views.expand(value, target.shape)  # PyTorch's size check and message
         if isinstance(value, Tensor):
-            mutation.check_no_partial_overlap(target._data, value._data)
+            mutation.check_no_partial_overlap(self._backend, target._data, value._data)
         if self.dtype.is_floating_point:
             apply_inplace(row, target, (value,), op_name="__setitem__")
         else:  # an integer or bool tensor records no history
@@ -301,7 +321,7 @@ def setitem(self, key, value):
     if isinstance(value, Tensor):
         value = _strip_leading_ones(value)
     try:
-        region_shape = target._data[index_key].shape
+        region_shape = _index_shape(target._data.shape, index_key)
     except IndexError as error:
         raise _index_error(error) from None
     if isinstance(value, Tensor):
@@ -309,14 +329,15 @@ def setitem(self, key, value):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{_TYPE_NAMES[self.dtype.name]} for the destination and "
                                f"{_TYPE_NAMES[value.dtype.name]} for the source.")
-        raw = value._data
+        raw, backend = value._data, self._backend
         try:
-            np.broadcast_to(raw, region_shape)
+            if np.broadcast_shapes(raw.shape, region_shape) != region_shape:
+                raise ValueError
         except ValueError:
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(raw.shape)} cannot be "
                                f"broadcast to indexing result of shape {list(region_shape)}") from None
-        mutation.check_no_partial_overlap(target._data, raw)
-        if np.may_share_memory(raw, target._data):
+        mutation.check_no_partial_overlap(backend, target._data, raw)
+        if backend.may_share_memory(raw, target._data):
             raw = raw.copy()  # read the value before the write
     else:
         raw = value

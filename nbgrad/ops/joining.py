@@ -6,6 +6,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.graph import Node
+from ..backends import backend_of
 from ..tensor import Tensor
 
 
@@ -21,9 +22,10 @@ class CatBackward(Node):
         self.sizes = [0 if legacy else t._data.shape[dim] for t, legacy in zip(tensors, self.legacy)]
 
     def backward(self, grad):
+        backend = backend_of(grad)
         bounds = np.cumsum(self.sizes)[:-1]
-        parts = np.split(grad, bounds, axis=self.dim)
-        return [np.zeros(0, grad.dtype) if legacy else part
+        parts = backend.split(grad, bounds, self.dim)
+        return [backend.zeros((0,), grad.dtype) if legacy else part
                 for part, legacy in zip(parts, self.legacy)]
 
 
@@ -38,7 +40,7 @@ class StackBackward(CatBackward):
         self.legacy = [False] * len(tensors)
 
     def backward(self, grad):
-        return [np.squeeze(g, self.dim) for g in CatBackward.backward(self, grad)]
+        return [g.squeeze(self.dim) for g in CatBackward.backward(self, grad)]
 
 
 def _tensor_list(tensors, name):
@@ -86,7 +88,7 @@ def cat(tensors, dim=0):
                                    f"size {first.shape[d]} but got size {t.shape[d]} for tensor "
                                    f"number {k} in the list.")
     dtype = dtypes.result_type(tensors)
-    data = np.concatenate([t._data for t in shaped], axis=dim, dtype=dtype.numpy)
+    data = first._backend.concatenate([t._data for t in shaped], dim, dtype.numpy)
     node = None
     if grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensors):
         node = CatBackward(tensors, dim)
@@ -108,7 +110,7 @@ def stack(tensors, dim=0):
                          f"but got {dim})")
     dim %= ndim
     dtype = dtypes.result_type(tensors)
-    data = np.stack([t._data for t in tensors], axis=dim, dtype=dtype.numpy)
+    data = tensors[0]._backend.stack([t._data for t in tensors], dim, dtype.numpy)
     node = None
     if grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensors):
         node = StackBackward(tensors, dim)

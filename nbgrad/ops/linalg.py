@@ -31,17 +31,17 @@ class MatmulBackward(Node):
         b, a = self.saved_values()
         mm, swap = self.backend.matmul, self.backend.swap_last
         if self.b_vector:  # restore the squeezed dims, last one first
-            grad = np.expand_dims(grad, -1)
+            grad = grad.reshape(grad.shape + (1,))
             b = b if b is None else b.reshape(-1, 1)
         if self.a_vector:
-            grad = np.expand_dims(grad, -2)
+            grad = grad.reshape(grad.shape[:-1] + (1,) + grad.shape[-1:])
             a = a if a is None else a.reshape(1, -1)
         grad_a = mm(grad, swap(b)) if b is not None else None
         grad_b = mm(swap(a), grad) if a is not None else None
         if self.a_vector and grad_a is not None:
-            grad_a = np.squeeze(grad_a, -2)
+            grad_a = grad_a.squeeze(-2)
         if self.b_vector and grad_b is not None:
-            grad_b = np.squeeze(grad_b, -1)
+            grad_b = grad_b.squeeze(-1)
         return [grad_a, grad_b]
 
 
@@ -182,13 +182,13 @@ def matmul(a, b):
     b_data = b._data.reshape(-1, 1) if b.ndim == 1 else b._data
     data = a._backend.matmul(a_data, b_data)
     if a.ndim == 1:
-        data = np.squeeze(data, -2)
+        data = data.squeeze(-2)
     if b.ndim == 1:
-        data = np.squeeze(data, -1)
+        data = data.squeeze(-1)
     node = None
     if grad_mode.is_grad_enabled() and (a.requires_grad or b.requires_grad):
         node = MatmulBackward(a, b, a._backend, op_name)
-    return Tensor._from_op(np.array(data, order="C"), node, a.dtype, a._backend)
+    return Tensor._from_op(a._backend.ascontiguous(data), node, a.dtype, a._backend)
 
 
 def mm(a, b):

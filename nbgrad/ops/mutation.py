@@ -1,7 +1,5 @@
 """In-place writes: the checks before them, the version bump, and the history
 rebase after them (including PyTorch's CopySlices for writes through a view)."""
-import numpy as np
-
 from ..autograd import grad_mode
 from ..autograd.graph import _SECOND_BACKWARD, Node
 from ..tensor import no_grad_view_error
@@ -43,15 +41,15 @@ def _dense(a):
     return True
 
 
-def check_no_partial_overlap(dst, src):
+def check_no_partial_overlap(backend, dst, src):
     """PyTorch's assert_no_partial_overlap for a write of ``src`` into ``dst``
-    (raw arrays): refused when both are dense and their memory ranges overlap
-    without being the very same elements."""
+    (raw arrays of ``backend``): refused when both are dense and their memory
+    ranges overlap without being the very same elements."""
     if dst.size == 0 or src.size == 0 or not (_dense(dst) and _dense(src)):
         return
-    if not np.may_share_memory(dst, src):
+    if not backend.may_share_memory(dst, src):
         return
-    a, b = (x.__array_interface__["data"][0] for x in (dst, src))
+    a, b = backend.data_pointer(dst), backend.data_pointer(src)
     if a == b and dst.nbytes == src.nbytes and dst.strides == src.strides:
         return  # the same memory: a full overlap is allowed
     if a < b + src.nbytes and b < a + dst.nbytes:

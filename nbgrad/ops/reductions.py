@@ -8,6 +8,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor
+from ..backends import backend_of
 from ..tensor import Tensor
 
 
@@ -59,7 +60,7 @@ class SumBackward(Node):
         grad = grad.reshape(self.kept)
         if self.scale is not None:
             grad = grad * grad.dtype.type(self.scale)
-        return [np.broadcast_to(grad, self.shape)]
+        return [backend_of(grad).broadcast_to(grad, self.shape)]
 
 
 class MeanBackward(SumBackward):
@@ -70,7 +71,7 @@ class MeanBackward(SumBackward):
 def sum(self, dim=None, keepdim=False, dtype=None):
     axes = _axes(self, dim)
     dtype = dtypes.to_dtype(dtype) or (self.dtype if self.dtype.is_floating_point else dtypes.int64)
-    data = np.asarray(self._backend.reduce_sum(self._data, axes, keepdim, dtype.numpy))
+    data = self._backend.reduce_sum(self._data, axes, keepdim, dtype.numpy)
     node = SumBackward(self, axes) if _recording(self) and dtype.is_floating_point else None
     return Tensor._from_op(data, node, dtype, self._backend)
 
@@ -82,11 +83,15 @@ def mean(self, dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a "
                            f"floating point or complex dtype. Got: {dtype.tensor_type[:-6]}")
     axes = _axes(self, dim)
+    backend = self._backend
     count = int(np.prod([self._data.shape[a] for a in axes]))
-    data = np.asarray(self._backend.reduce_sum(self._data, axes, keepdim, dtype.numpy))
-    data = data / data.dtype.type(count) if count else np.full_like(data, np.nan)
+    data = backend.reduce_sum(self._data, axes, keepdim, dtype.numpy)
+    if count:
+        data /= data.dtype.type(count)  # in place: a 0-d result stays an array
+    else:
+        data = backend.full(data.shape, np.nan, data.dtype)
     node = MeanBackward(self, axes, 1.0 / count if count else np.nan) if _recording(self) else None
-    return Tensor._from_op(np.asarray(data, dtype=dtype.numpy), node, dtype, self._backend)
+    return Tensor._from_op(data, node, dtype, backend)
 
 
 class ExtremumBackward(Node):
@@ -108,15 +113,18 @@ class ExtremumBackward(Node):
 
     def backward(self, grad):
         source, result = self.saved_values()
+        backend = backend_of(grad)
         result, grad = result.reshape(self.kept), grad.reshape(self.kept)
-        zero = grad.dtype.type(0)
         if self._op_name in ("Max", "Min"):  # evenly_distribute_backward
-            nan = np.isnan(result.reshape(-1)[0])
-            mask = np.isnan(source) if nan else source == result
-            return [np.where(mask, grad / mask.sum(dtype=grad.dtype), zero)]
+            nan = result.reshape(-1)[0].item() != result.reshape(-1)[0].item()
+            mask = (source != source) if nan else source == result
+            count = backend.reduce_sum(mask, None, False, grad.dtype)
+            return [backend.where(mask, grad / count, grad.dtype.type(0))]
         mask = source == result  # scale_grad_by_count: a NaN slice gets NaN
+        count = backend.reduce_sum(mask, self.axes, True, grad.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return [grad / mask.sum(axis=self.axes, keepdims=True, dtype=grad.dtype) * mask]
+            # asarray: NumPy's arithmetic on 0-d arrays gives scalars, which the engine cannot add into
+            return [backend.asarray(grad / count * backend.cast(mask, grad.dtype))]
 
 
 class ExtremumDimBackward(Node):
@@ -136,11 +144,12 @@ class ExtremumDimBackward(Node):
 
     def backward(self, grad):
         if not self.shape:  # a 0-d input: its only element was selected
-            return [np.asarray(grad).reshape(())]
-        indices = self.indices if self.keepdim else np.expand_dims(self.indices, self.dim)
-        grad = grad if self.keepdim else np.expand_dims(grad, self.dim)
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        np.put_along_axis(out, indices, grad, axis=self.dim)
+            return [grad.reshape(())]
+        backend = backend_of(grad)
+        indices = self.indices if self.keepdim else backend.expand_dims(self.indices, self.dim)
+        grad = grad if self.keepdim else backend.expand_dims(grad, self.dim)
+        out = backend.zeros(self.shape, grad.dtype)
+        backend.put_along_axis(out, indices, grad, self.dim)
         return [out]
 
 
@@ -160,8 +169,7 @@ def _extremum(self, dim, keepdim, op_name):
     reduce = backend.reduce_max if op_name == "Max" else backend.reduce_min
     if dim is None:
         _empty_reduction_check(self, None, op_name.lower())
-        data = np.asarray(reduce(self._data, None, False))
-        out = Tensor._wrap(data, self.dtype, backend)
+        out = Tensor._wrap(reduce(self._data, None, False), self.dtype, backend)
         if _recording(self):
             out._grad_fn = ExtremumBackward(self, out, op_name, tuple(range(self.ndim)))
         return out
@@ -170,18 +178,15 @@ def _extremum(self, dim, keepdim, op_name):
     axis = self._dim(dim)
     _empty_reduction_check(self, axis, op_name.lower())
     source = self._data if self.ndim else self._data.reshape(1)
-    arg = backend.argmax if op_name == "Max" else backend.argmin
-    indices = np.asarray(arg(source, axis, keepdim))
-    values = np.take_along_axis(source, indices if keepdim else np.expand_dims(indices, axis), axis)
-    if not keepdim:
-        values = np.squeeze(values, axis)
+    extremum = backend.max_with_indices if op_name == "Max" else backend.min_with_indices
+    values, indices = extremum(source, axis, keepdim)
     if not self.ndim:
         values, indices = values.reshape(()), indices.reshape(())
     node = ExtremumDimBackward(self, indices if self.ndim else indices.reshape(1), axis,
                                keepdim or not self.ndim, op_name) if _recording(self) else None
     result = MaxResult if op_name == "Max" else MinResult
-    return result(Tensor._from_op(np.array(values, order="C"), node, self.dtype, backend),
-                  Tensor._wrap(np.array(indices, dtype=np.int64, order="C"), dtypes.int64, backend))
+    return result(Tensor._from_op(values, node, self.dtype, backend),
+                  Tensor._wrap(indices, dtypes.int64, backend))
 
 
 def max(self, dim=None, keepdim=False):
@@ -196,8 +201,7 @@ def _amax(self, dim, keepdim, op_name):
     _empty_reduction_check(self, dim, op_name.lower())
     axes = _axes(self, dim)
     reduce = self._backend.reduce_max if op_name == "Amax" else self._backend.reduce_min
-    data = np.asarray(reduce(self._data, axes, keepdim))
-    out = Tensor._wrap(data, self.dtype, self._backend)
+    out = Tensor._wrap(reduce(self._data, axes, keepdim), self.dtype, self._backend)
     if _recording(self):
         out._grad_fn = ExtremumBackward(self, out, op_name, axes)
     return out
@@ -224,7 +228,12 @@ class SoftmaxBackward(Node):
 
     def backward(self, grad):
         (y,) = self.saved_values()
-        return [y * (grad - (grad * y).sum(axis=self.dim, keepdims=True))]
+        return [self._run(backend_of(grad).softmax_backward, grad, y)]
+
+    def _run(self, kernel, grad, y):
+        if self.dim is None:  # a 0-d input, computed as one element (as in the forward)
+            return kernel(grad.reshape(1), y.reshape(1), 0).reshape(())
+        return kernel(grad, y, self.dim)
 
 
 class LogSoftmaxBackward(SoftmaxBackward):
@@ -233,7 +242,7 @@ class LogSoftmaxBackward(SoftmaxBackward):
 
     def backward(self, grad):
         (y,) = self.saved_values()
-        return [grad - np.exp(y) * grad.sum(axis=self.dim, keepdims=True)]
+        return [self._run(backend_of(grad).log_softmax_backward, grad, y)]
 
 
 def _softmax(self, dim, dtype, log):
@@ -245,17 +254,12 @@ def _softmax(self, dim, dtype, log):
     if not dtype.is_floating_point:
         kernel = "lastdim_kernel_impl" if axis == builtins.max(self.ndim - 1, 0) else "kernel_impl"
         raise NotImplementedError(f'"{name}_{kernel}" not implemented for \'{dtype.tensor_type[:-6]}\'')
-    x = self._data.astype(dtype.numpy, copy=False)
+    backend = self._backend
+    x = self._data if self._data.dtype == dtype.numpy else backend.cast(self._data, dtype.numpy)
     if self.ndim == 0:
         x = x.reshape(1)
-    with np.errstate(invalid="ignore", divide="ignore"):  # an all -inf slice gives NaN, as in PyTorch
-        # Shift by the maximum so exp never overflows (an empty input has none).
-        shifted = x - x.max(axis=axis, keepdims=True) if x.size else x
-        if log:
-            data = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-        else:
-            e = np.exp(shifted)
-            data = e / e.sum(axis=axis, keepdims=True)
+    # Shifted by the maximum so exp never overflows; an all -inf slice gives NaN, as in PyTorch.
+    data = (backend.log_softmax if log else backend.softmax)(x, axis)
     data = data.reshape(self._data.shape)
     node = None
     if _recording(self):

@@ -90,7 +90,7 @@ def view(self, *shape):
     _require_args("view", "size", shape)
     shape = _normalize_shape(self, shape)
     try:
-        np.reshape(self._data, shape, copy=False)
+        self._data.reshape(shape, copy=False)
     except ValueError:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
@@ -103,7 +103,7 @@ def reshape(self, *shape):
     _require_args("reshape", "shape", shape)
     shape = _normalize_shape(self, shape)
     try:
-        np.reshape(self._data, shape, copy=False)
+        self._data.reshape(shape, copy=False)
     except ValueError:  # not expressible as a view: copy, as PyTorch does
         in_shape = self._data.shape
         return _copying_shape_op(self, "UnsafeView", self._data.reshape(shape),
@@ -163,7 +163,7 @@ def squeeze(self, dim=None):
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = tuple(k for k in (self._dim(d) for d in dims) if self.ndim and shape[k] == 1)
-    return make_view(self, "Squeeze", lambda a: np.squeeze(a, axis=dims),
+    return make_view(self, "Squeeze", lambda a: a.squeeze(dims),
                      lambda g: g.reshape(shape))
 
 
@@ -173,8 +173,8 @@ def unsqueeze(self, dim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
                          f"but got {dim})")
     dim %= ndim
-    return make_view(self, "Unsqueeze", lambda a: np.expand_dims(a, dim),
-                     lambda g: np.squeeze(g, axis=dim))
+    return make_view(self, "Unsqueeze", lambda a: a.reshape(a.shape[:dim] + (1,) + a.shape[dim:]),
+                     lambda g: g.squeeze(dim))
 
 
 def expand(self, *sizes):
@@ -203,17 +203,17 @@ def expand(self, *sizes):
         target[k] = s
     target = tuple(target)
     backend = self._backend
-    return make_view(self, "Expand", lambda a: _broadcast_view(a, target),
+    return make_view(self, "Expand", lambda a: _broadcast_view(backend, a, target),
                      lambda g: backend.sum_to_shape(g, shape))
 
 
-def _broadcast_view(a, target):
+def _broadcast_view(backend, a, target):
     """A writeable view of ``a`` broadcast to ``target`` (expanded dims get
     stride 0), like PyTorch's expand; NumPy's broadcast_to is read-only."""
     lead = len(target) - a.ndim
     strides = [0] * lead + [0 if n == 1 and t != 1 else s
                             for n, t, s in zip(a.shape, target[lead:], a.strides)]
-    return np.lib.stride_tricks.as_strided(a, target, strides, writeable=a.flags.writeable)
+    return backend.as_strided(a, target, strides)
 
 
 def expand_as(self, other):

@@ -3,78 +3,117 @@
 Each kernel reads the parameter, its gradient and its state buffers once and
 writes the new parameter and state in the same loop, following PyTorch's
 single-tensor update formulas term by term, in the parameter's dtype (scalar
-hyper-parameters arrive already cast to it, as PyTorch casts them). Kernels
-come in a serial and a ``prange`` variant, are compiled lazily on first use
-and are cached on disk next to nbgrad's generated elementwise kernels.
+hyper-parameters arrive already cast to it, as PyTorch casts them).
+
+An update is written once, as a template (parameters, a prologue, and the
+body for element ``i``), and generated for two targets: Numba CPU functions
+in a serial and a ``prange`` variant, and a ``@cuda.jit`` grid-stride kernel
+for parameters on the GPU. Both are compiled lazily on first use and cached
+on disk next to nbgrad's generated elementwise kernels.
 """
+import numpy as np
+
 from ..backends.kernel_source import load_module
 
 # An update is a handful of flops per element: below this many elements the serial
 # loop (vectorized by LLVM) finishes in about the time it takes to wake a thread pool.
 PARALLEL_THRESHOLD = 1 << 18
 
-_SGD = '''
-def {name}(param, grad, buf, neg_lr, weight_decay, momentum, dampening_complement,
-           has_momentum, first, nesterov, maximize):
-    for i in {loop}(param.shape[0]):
-        g = grad[i]
-        if maximize:
-            g = -g
-        if weight_decay != 0:
-            g = g + weight_decay * param[i]
-        if has_momentum:
-            if first:
-                b = g
-            else:
-                b = buf[i] * momentum + dampening_complement * g
-            buf[i] = b
-            if nesterov:
-                g = g + momentum * b
-            else:
-                g = b
-        param[i] = param[i] + neg_lr * g
-'''
 
-_ADAM = '''
-def {name}(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, weight_decay, decay_factor,
-           decoupled, weight1, one_minus_weight1, beta2, one_minus_beta2, neg_step_size,
-           bias_correction2_sqrt, eps, amsgrad, maximize):
-    small = weight1 < 0.5
-    for i in {loop}(param.shape[0]):
-        g = grad[i]
-        if maximize:
-            g = -g
-        p = param[i]
-        if weight_decay != 0:
-            if decoupled:
-                p = p * decay_factor
-            else:
-                g = g + weight_decay * p
-        m = exp_avg[i]
-        # exp_avg.lerp_(grad, 1 - beta1), with ATen's two-sided lerp
-        if small:
-            m = m + weight1 * (g - m)
-        else:
-            m = g - (g - m) * one_minus_weight1
-        exp_avg[i] = m
-        v = exp_avg_sq[i] * beta2
-        v = v + one_minus_beta2 * g * g
-        exp_avg_sq[i] = v
-        if amsgrad:
-            if v > max_exp_avg_sq[i] or v != v:
-                max_exp_avg_sq[i] = v
-            else:
-                v = max_exp_avg_sq[i]
-        denom = math.sqrt(v) / bias_correction2_sqrt + eps
-        param[i] = p + neg_step_size * m / denom
-'''
+class _Template:
+    """One update: ``params`` (names; ``kinds`` says which are arrays, which
+    scalars of the parameter's dtype and which bool flags, for the CUDA
+    catalog), ``prologue`` (lines run once) and ``body`` (lines for element ``i``)."""
+
+    def __init__(self, params, kinds, prologue, body):
+        assert len(params) == len(kinds)
+        self.params, self.kinds = params, kinds
+        self.prologue = prologue.strip("\n").splitlines()
+        self.body = body.strip("\n").splitlines()
+
+    def cpu_source(self, name, loop):
+        lines = [f"def {name}({', '.join(self.params)}):"]
+        lines += ["    " + line for line in self.prologue]
+        lines.append(f"    for i in {loop}(param.shape[0]):")
+        lines += ["        " + line for line in self.body]
+        return "\n".join(lines) + "\n"
+
+    def cuda_source(self, name, options):
+        lines = [f"@cuda.jit({options})", f"def {name}({', '.join(self.params)}):"]
+        lines += ["    " + line for line in self.prologue]
+        lines += ["    i = cuda.grid(1)", "    grid_step = cuda.gridsize(1)",
+                  "    while i < param.shape[0]:"]
+        lines += ["        " + line for line in self.body]
+        lines.append("        i += grid_step")
+        return "\n".join(lines) + "\n"
+
+
+_SGD = _Template(
+    ("param", "grad", "buf", "neg_lr", "weight_decay", "momentum", "dampening_complement",
+     "has_momentum", "first", "nesterov", "maximize"),
+    "aaassssffff", "", '''
+g = grad[i]
+if maximize:
+    g = -g
+if weight_decay != 0:
+    g = g + weight_decay * param[i]
+if has_momentum:
+    if first:
+        b = g
+    else:
+        b = buf[i] * momentum + dampening_complement * g
+    buf[i] = b
+    if nesterov:
+        g = g + momentum * b
+    else:
+        g = b
+param[i] = param[i] + neg_lr * g
+''')
+
+_ADAM = _Template(
+    ("param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq", "weight_decay", "decay_factor",
+     "decoupled", "weight1", "one_minus_weight1", "beta2", "one_minus_beta2", "neg_step_size",
+     "bias_correction2_sqrt", "eps", "amsgrad", "maximize"),
+    "aaaaassfsssssssff", '''
+small = weight1 < 0.5
+''', '''
+g = grad[i]
+if maximize:
+    g = -g
+p = param[i]
+if weight_decay != 0:
+    if decoupled:
+        p = p * decay_factor
+    else:
+        g = g + weight_decay * p
+m = exp_avg[i]
+# exp_avg.lerp_(grad, 1 - beta1), with ATen's two-sided lerp
+if small:
+    m = m + weight1 * (g - m)
+else:
+    m = g - (g - m) * one_minus_weight1
+exp_avg[i] = m
+v = exp_avg_sq[i] * beta2
+v = v + one_minus_beta2 * g * g
+exp_avg_sq[i] = v
+if amsgrad:
+    if v > max_exp_avg_sq[i] or v != v:
+        max_exp_avg_sq[i] = v
+    else:
+        v = max_exp_avg_sq[i]
+denom = math.sqrt(v) / bias_correction2_sqrt + eps
+param[i] = p + neg_step_size * m / denom
+''')
+
+TEMPLATES = {"sgd": _SGD, "adam": _ADAM}
 
 
 def _source(template, name):
     parts = ["import math\n\nimport numba\nfrom numba import prange\n"]
-    for variant, loop, options in (("serial", "range", ""), ("parallel", "prange", "parallel=True, ")):
-        parts.append(f"\n@numba.njit({options}cache=True, nogil=True, error_model=\"numpy\")"
-                     + template.format(name=f"{name}_{variant}", loop=loop))
+    for variant, loop, options in (("serial", "range", ""),
+                                   ("parallel", "prange", "parallel=True, ")):
+        parts.append(f"\n@numba.njit({options}cache=True, nogil=True, error_model=\"numpy\")\n"
+                     + template.cpu_source(f"{name}_{variant}", loop))
     return "\n".join(parts)
 
 
@@ -84,8 +123,8 @@ _modules = {}
 def _module(kind):
     module = _modules.get(kind)
     if module is None:
-        template = {"sgd": _SGD, "adam": _ADAM}[kind]
-        module = _modules[kind] = load_module(_source(template, kind), {}, None, f"optim_{kind}")
+        module = _modules[kind] = load_module(_source(TEMPLATES[kind], kind), {}, None,
+                                              f"optim_{kind}")
     return module
 
 
@@ -94,10 +133,39 @@ def _kernel(kind, size):
     return getattr(module, f"{kind}_{'parallel' if size >= PARALLEL_THRESHOLD else 'serial'}")
 
 
+_KINDS = {"a": "array", "s": "scalar", "f": "scalar"}
+
+
+def cuda_kernel(kind):
+    """The ``@cuda.jit`` grid-stride kernel for ``kind`` (a ``codegen.Kernel``
+    whose array and scalar parameters have the key ``"param"`` and whose
+    flags have the key ``"flag"``, a bool)."""
+    from ..backends.cuda import codegen
+    template = TEMPLATES[kind]
+
+    def make():
+        name = f"optim_{kind}"
+        source = template.cuda_source(name, codegen.jit_options())
+        params = [(p, _KINDS[k], "flag" if k == "f" else "param")
+                  for p, k in zip(template.params, template.kinds)]
+        return codegen.Kernel(name, getattr(codegen.build(name, source), name), params)
+    return codegen.cached(("optim", kind), make)
+
+
+def _run(kind, arrays, scalars):
+    """Run the update on the arrays' device: the CPU function, or the CUDA
+    kernel over the contiguous device buffers."""
+    if isinstance(arrays[0], np.ndarray):
+        _kernel(kind, arrays[0].size)(*arrays, *scalars)
+        return
+    buffers = [a.buffer[a.offset:a.offset + a.size] for a in arrays]
+    cuda_kernel(kind).grid_stride(arrays[0].size, buffers + list(scalars))
+
+
 def sgd(param, grad, buf, *, lr, weight_decay, momentum, dampening, first, nesterov, maximize):
     t = param.dtype.type
-    _kernel("sgd", param.size)(param, grad, buf, t(-lr), t(weight_decay), t(momentum),
-                               t(1 - dampening), momentum != 0, first, nesterov, maximize)
+    _run("sgd", (param, grad, buf), (t(-lr), t(weight_decay), t(momentum), t(1 - dampening),
+                                      momentum != 0, first, nesterov, maximize))
 
 
 def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, lr, beta1, beta2, eps, weight_decay,
@@ -106,10 +174,10 @@ def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, lr, beta1, beta2, 
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     weight1 = t(1 - beta1)
-    _kernel("adam", param.size)(
-        param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, t(weight_decay), t(1 - lr * weight_decay),
-        decoupled, weight1, t(1) - weight1, t(beta2), t(1 - beta2), t(-(lr / bias_correction1)),
-        t(bias_correction2 ** 0.5), t(eps), amsgrad, maximize)
+    _run("adam", (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq),
+         (t(weight_decay), t(1 - lr * weight_decay), decoupled, weight1, t(1) - weight1, t(beta2),
+          t(1 - beta2), t(-(lr / bias_correction1)), t(bias_correction2 ** 0.5), t(eps), amsgrad,
+          maximize))
 
 
 __all__ = ["sgd", "adam", "PARALLEL_THRESHOLD"]

@@ -4,8 +4,6 @@ import collections
 import copy
 import warnings
 
-import numpy as np
-
 from .. import creation, dtypes
 from ..autograd import grad_mode
 from ..tensor import Tensor
@@ -121,22 +119,39 @@ class Optimizer:
         if grad.shape != p.shape:
             raise RuntimeError(f"{type(self).__name__}: gradient of shape {list(grad.shape)} does "
                                f"not match its parameter of shape {list(p.shape)}")
+        state = self.state[p]
+        self._check_devices(p, state)
+        backend = p._backend
         data = p._data
         g = grad._data
         if g.dtype != data.dtype:
             g = g.astype(data.dtype)
         contiguous = data.flags.c_contiguous
-        target = data if contiguous else np.ascontiguousarray(data)
-        self._update(group, target.reshape(-1), np.ascontiguousarray(g).reshape(-1),
-                     self.state[p], p)
+        target = data if contiguous else backend.ascontiguous(data)
+        self._update(group, target.reshape(-1), backend.ascontiguous(g).reshape(-1), state, p)
         if not contiguous:
             data[...] = target
         # One in-place write, one version bump (as PyTorch's param.add_ does).
         p._version_counter.bump(f"{type(self).__name__}.step")
 
     def _state_buffer(self, p):
-        """A zero-filled state tensor shaped and typed like ``p``."""
-        return Tensor._wrap(np.zeros(p._data.shape, dtype=p._data.dtype), p.dtype, p._backend)
+        """A zero-filled state tensor shaped and typed like ``p``, on its device."""
+        return Tensor._wrap(p._backend.zeros(p._data.shape, p._data.dtype), p.dtype, p._backend)
+
+    @staticmethod
+    def _check_devices(p, state):
+        """State buffers live on their parameter's device. A module moved with
+        ``.to()`` after the optimizer made its state leaves that state behind
+        (PyTorch does the same): say so rather than mix devices in a kernel.
+        (``step`` counters stay on the CPU, as PyTorch keeps them.)"""
+        for name, value in state.items():
+            if name != "step" and isinstance(value, Tensor) and value._backend is not p._backend:
+                raise RuntimeError(
+                    "Expected all tensors to be on the same device, but found at least two "
+                    f"devices, {p.device} and {value.device}! (optimizer state '{name}' was "
+                    "created before the parameters moved: move the model before creating the "
+                    "optimizer, or load the optimizer's state_dict again, which moves the state "
+                    "to each parameter's device)")
 
     def _update(self, group, param, grad, state, p):
         raise NotImplementedError

@@ -10,6 +10,7 @@ normalised message, warnings, gradients) must agree.
 
 import numpy as np
 import pytest
+import torch
 
 import nbgrad
 
@@ -515,3 +516,12 @@ def test_gradient_of_a_vector_dot_product():
         _grads(tr, a=a, b=b)
 
     differential(scenario)
+
+
+def test_gradients_of_a_zero_dim_leaf_used_twice_accumulate():
+    """Two 0-d gradients meet in the engine (NumPy would add them into a scalar)."""
+    x = nbgrad.tensor(1.5, requires_grad=True)
+    (x * x + x).backward()
+    tx = torch.tensor(1.5, requires_grad=True)
+    (tx * tx + tx).backward()
+    assert x.grad.shape == () and x.grad.item() == tx.grad.item() == 4.0

@@ -1,5 +1,6 @@
 """The CPU backend: NumPy arrays, Numba-compiled elementwise kernels, NumPy's
-BLAS for products. Functions take and return raw arrays."""
+BLAS for products. Functions take and return raw arrays; the CUDA backend
+(``nbgrad.backends.cuda``) has the same functions over device arrays."""
 import numba
 import numpy as np
 
@@ -8,7 +9,9 @@ from .allocator import pool
 
 name = "cpu"
 elementwise_forward = elementwise.forward
+elementwise_forward_for = elementwise.forward_for  # optional: a forward for known argument kinds
 elementwise_backward = elementwise.backward
+elementwise_backward_for = elementwise.backward_for  # optional: for known saved kinds
 
 
 def empty(shape, dtype):
@@ -39,8 +42,26 @@ def full(shape, value, dtype):
     return np.full(shape, value, dtype=dtype)
 
 
-def asarray(data, dtype):
+def asarray(data, dtype=None):
+    """An array for ``data``: host data as it is, a CUDA array copied to the host."""
+    if hasattr(data, "copy_to_host"):
+        data = data.copy_to_host()
     return np.asarray(data, dtype=dtype)
+
+
+def to_numpy(a):
+    """The host array itself (no copy: CPU tensors share memory with NumPy)."""
+    return a
+
+
+def data_pointer(a):
+    """Address of ``a``'s first element."""
+    return a.__array_interface__["data"][0]
+
+
+def ascontiguous(a):
+    """``a`` itself when C-contiguous, else a C-contiguous copy."""
+    return a if a.flags.c_contiguous else np.array(a, order="C")
 
 
 def cast(a, dtype):
@@ -52,7 +73,7 @@ def copy(a):
 
 
 def add(a, b):
-    return np.add(a, b)
+    return np.asarray(np.add(a, b))  # 0-d inputs: an array, not a NumPy scalar
 
 
 def add_into(dst, src):
@@ -94,25 +115,127 @@ def swap_last(a):
     return np.swapaxes(a, -1, -2)
 
 
+# Reductions return arrays (0-d for a full reduction), never NumPy scalars.
 def reduce_sum(a, axis, keepdims, dtype=None):
-    return np.sum(a, axis=axis, keepdims=keepdims, dtype=dtype)
+    return np.asarray(np.sum(a, axis=axis, keepdims=keepdims, dtype=dtype))
 
 
 def reduce_max(a, axis, keepdims):
-    return np.max(a, axis=axis, keepdims=keepdims)
+    return np.asarray(np.max(a, axis=axis, keepdims=keepdims))
 
 
 def reduce_min(a, axis, keepdims):
-    return np.min(a, axis=axis, keepdims=keepdims)
+    return np.asarray(np.min(a, axis=axis, keepdims=keepdims))
 
 
 def argmax(a, axis, keepdims):
-    return np.argmax(a, axis=axis, keepdims=keepdims)
+    return np.asarray(np.argmax(a, axis=axis, keepdims=keepdims))
 
 
 def argmin(a, axis, keepdims):
-    return np.argmin(a, axis=axis, keepdims=keepdims)
+    return np.asarray(np.argmin(a, axis=axis, keepdims=keepdims))
+
+
+def _extremum_with_indices(arg, a, axis, keepdims):
+    indices = np.argmax(a, axis=axis, keepdims=True) if arg == "max" else \
+        np.argmin(a, axis=axis, keepdims=True)
+    values = np.take_along_axis(a, indices, axis)
+    if not keepdims:
+        values, indices = np.squeeze(values, axis), np.squeeze(indices, axis)
+    return np.array(values, order="C"), np.array(indices, dtype=np.int64, order="C")
+
+
+def max_with_indices(a, axis, keepdims=False):
+    """(values, indices) of the maximum along ``axis`` (PyTorch's max(dim))."""
+    return _extremum_with_indices("max", a, axis, keepdims)
+
+
+def min_with_indices(a, axis, keepdims=False):
+    return _extremum_with_indices("min", a, axis, keepdims)
+
+
+def softmax(x, axis):
+    """exp(x - max) / sum(exp(x - max)) along ``axis`` (an all -inf slice gives NaN)."""
+    if x.size == 0:
+        return np.empty(x.shape, x.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        e /= e.sum(axis=axis, keepdims=True)
+    return e
+
+
+def log_softmax(x, axis):
+    if x.size == 0:
+        return np.empty(x.shape, x.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shifted = x - x.max(axis=axis, keepdims=True)
+        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    return shifted
+
+
+def softmax_backward(grad, y, axis):
+    """y * (grad - sum(grad * y)) along ``axis``."""
+    return y * (grad - (grad * y).sum(axis=axis, keepdims=True))
+
+
+def log_softmax_backward(grad, y, axis):
+    """grad - exp(y) * sum(grad) along ``axis``."""
+    return grad - np.exp(y) * grad.sum(axis=axis, keepdims=True)
 
 
 def broadcast_to(a, shape):
     return np.broadcast_to(a, shape)
+
+
+def as_strided(a, shape, strides):
+    """A view with byte ``strides``, writeable when ``a`` is."""
+    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+
+
+def expand_dims(a, axis):
+    return np.expand_dims(a, axis)
+
+
+def squeeze(a, axis=None):
+    return np.squeeze(a, axis)
+
+
+def where(condition, a, b):
+    return np.where(condition, a, b)
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    return np.concatenate(arrays, axis=axis, dtype=dtype)
+
+
+def stack(arrays, axis=0, dtype=None):
+    return np.stack(arrays, axis=axis, dtype=dtype)
+
+
+def split(a, bounds, axis):
+    """Views of ``a`` cut at ``bounds`` along ``axis``."""
+    return np.split(a, bounds, axis=axis)
+
+
+def take_along_axis(a, indices, axis):
+    return np.take_along_axis(a, indices, axis)
+
+
+def put_along_axis(a, indices, values, axis):
+    np.put_along_axis(a, indices, values, axis)
+
+
+def add_at(a, key, values):
+    """``a[key] += values``, repeated indices accumulating."""
+    np.add.at(a, key, values)
+
+
+def max_pool_step(best, argmax, value, k):
+    """One kernel offset of max pooling: ``best = maximum(best, value)`` (NaN
+    wins), and where ``value`` is larger or NaN, ``argmax = k`` (PyTorch's
+    rule); ``argmax`` may be None when no index is wanted."""
+    if argmax is not None:
+        better = value > best
+        better |= np.isnan(value)
+        argmax[better] = k
+    np.maximum(best, value, out=best)

@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 POOL_MIN_BYTES = 1 << 20  # smaller arrays come from malloc's own free lists
+_SMALL_COUNT = POOL_MIN_BYTES // 16  # elements that are below it for any dtype (complex128 at most)
 _BUCKET = 1 << 21  # round to huge-page multiples, so similar sizes share buffers
 
 
@@ -33,8 +34,10 @@ class BufferPool:
         self.misses = 0
 
     def empty(self, shape, dtype):
-        dtype = np.dtype(dtype)
         count = math.prod(shape)
+        if count < _SMALL_COUNT:  # fewer bytes than POOL_MIN_BYTES whatever the dtype
+            return np.empty(shape, dtype)
+        dtype = np.dtype(dtype)
         nbytes = count * dtype.itemsize
         if nbytes < POOL_MIN_BYTES:
             return np.empty(shape, dtype=dtype)

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from ..kernel_source import backward_reads, load_module
-from .allocator import pool
+from .allocator import POOL_MIN_BYTES, pool
 
 PARALLEL_THRESHOLD = 1 << 15  # elements; below it thread start-up costs more than it saves
 
@@ -105,9 +105,49 @@ def _variant(module, size):
     return module.parallel if size >= PARALLEL_THRESHOLD else module.serial
 
 
+def _forward_plan(row, types, ndim):
+    """The kernel module and argument kinds for one call signature."""
+    kinds = "".join("s" if issubclass(t, np.generic) else "a" for t in types)
+    key = (row, kinds, ndim)
+    module = _forward_kernels.get(key)
+    if module is None:
+        module = _forward_kernels[key] = _forward_module(row, kinds, ndim)
+    return module, kinds
+
+
+# (row, argument types, ndim of out) -> (kernel module, kinds): a dict hit per
+# call instead of building the kinds string and key every time.
+_forward_plans = {}
+
+
+def forward_for(row, kinds):
+    """``forward`` for arguments of known kinds ("a" array, "s" scalar per
+    argument): the flat case is a dict hit and a kernel call."""
+    modules = {}
+
+    def run(out, args):
+        if out.ndim != 1:
+            return forward(row, out, args)
+        module = modules.get(1)
+        if module is None:
+            module = modules[1] = _forward_plan(row, tuple(
+                np.ndarray if k == "a" else np.generic for k in kinds), 1)[0]
+        (module.serial if out.shape[0] < PARALLEL_THRESHOLD else module.parallel)(out, *args)
+
+    return run
+
+
 def forward(row, out, args):
     """Write ``row.forward(*args)`` into ``out``. Array arguments must already
     have ``out``'s shape (broadcast views are fine); others are NumPy scalars."""
+    if out.ndim == 1:  # flat already (strided and broadcast inputs included): no coalescing
+        key = (row, out.ndim, *map(type, args))
+        plan = _forward_plans.get(key)
+        if plan is None:
+            plan = _forward_plans[key] = _forward_plan(row, key[2:], 1)
+        module = plan[0]
+        (module.serial if out.shape[0] < PARALLEL_THRESHOLD else module.parallel)(out, *args)
+        return
     kinds = ""
     arrays = [out]
     for a in args:
@@ -129,20 +169,82 @@ def forward(row, out, args):
 
 @functools.lru_cache(maxsize=None)
 def _backward_plan(row, wanted, kinds):
-    """Which values the fused kernel reads, in its argument order."""
+    """Which values the fused kernel reads, in its argument order: for each,
+    where it comes from (-1: ``g``, -2: ``out``, k: input k) and whether it
+    is an array."""
     reads, _ = backward_reads(row, wanted)
     scalar = {f"x{k}" for k, kind in enumerate(kinds) if kind == "s"}
-    return reads, tuple(name not in scalar for name in reads)
+    sources = tuple(-1 if name == "g" else -2 if name == "out" else int(name[1:]) for name in reads)
+    return reads, tuple(name not in scalar for name in reads), sources
+
+
+# (row, wanted, argument types) -> a function for the flat case (see _flat_backward).
+_backward_plans = {}
+
+
+def _flat_backward(row, wanted, types):
+    """Straight-line code for one call signature of a 1-D backward: check that
+    the saved inputs need no broadcasting, allocate the gradients, call the
+    kernel. Returns None (the general path) when an input must be broadcast."""
+    kinds = "".join("a" if t is type(None) or not issubclass(t, np.generic) else "s" for t in types)
+    _, is_array, sources = _backward_plan(row, wanted, kinds)
+    key = (row, wanted, kinds, 1)
+    module = _backward_kernels.get(key)
+    if module is None:
+        module = _backward_kernels[key] = _backward_module(row, wanted, kinds, 1)
+    operand = {-1: "grad", -2: "out"}
+    checks = sorted({k for k, array in zip(sources, is_array) if array and k >= 0})
+    grads = [f"grad{i}" for i in range(len(wanted))]
+    lines = ["def run(grad, args, out):", "    shape = grad.shape"]
+    lines += [f"    if args[{k}].shape != shape:\n        return None" for k in checks]
+    lines.append("    empty = np.empty if grad.nbytes < POOL_MIN_BYTES else pool.empty")
+    lines += [f"    {g} = empty(shape, grad.dtype)" for g in grads]
+    call = ", ".join([operand.get(k, f"args[{k}]") for k in sources] + grads)
+    lines.append(f"    (serial if shape[0] < PARALLEL_THRESHOLD else parallel)({call})")
+    lines.append(f"    return [{', '.join(grads)}]")
+    namespace = {"np": np, "pool": pool, "POOL_MIN_BYTES": POOL_MIN_BYTES,
+                 "PARALLEL_THRESHOLD": PARALLEL_THRESHOLD,
+                 "serial": module.serial, "parallel": module.parallel}
+    exec("\n".join(lines), namespace)
+    return namespace["run"]
+
+
+def backward_for(row, wanted, kinds):
+    """``backward`` for saved values of known kinds ("a" an array or None, "s"
+    a scalar, per input): the flat case is straight-line code."""
+    wanted = tuple(wanted)
+    types = tuple(np.ndarray if k == "a" else np.generic for k in kinds)
+    flat = None
+
+    def run(grad, args, out):
+        nonlocal flat
+        if grad.ndim == 1:
+            if flat is None:
+                flat = _flat_backward(row, wanted, types)
+            grads = flat(grad, args, out)
+            if grads is not None:
+                return grads
+        return backward(row, wanted, grad, args, out)
+
+    return run
 
 
 def backward(row, wanted, grad, args, out):
     """Gradients (in the output's shape) of the inputs listed in ``wanted``,
     computed in one pass. ``args``/``out`` hold the saved values (None where
     not saved, which is only where the derivatives do not read them)."""
-    shape = grad.shape
-    kinds = "".join("s" if isinstance(a, np.generic) else "a" for a in args)
     wanted = tuple(wanted)
-    reads, is_array = _backward_plan(row, wanted, kinds)
+    shape = grad.shape
+    if grad.ndim == 1:
+        key = (row, wanted, *map(type, args))
+        run = _backward_plans.get(key)
+        if run is None:
+            run = _backward_plans[key] = _flat_backward(row, wanted, key[2:])
+        grads = run(grad, args, out)
+        if grads is not None:
+            return grads
+    kinds = "".join("s" if isinstance(a, np.generic) else "a" for a in args)
+    reads, is_array, _ = _backward_plan(row, wanted, kinds)
     values = {"g": grad, "out": out}
     for k, a in enumerate(args):
         values[f"x{k}"] = a

@@ -11,6 +11,21 @@ from .gemm import matmul  # noqa: F401  (exported through __all__)
 
 elementwise_forward = elementwise.forward
 elementwise_backward = elementwise.backward
+
+
+def elementwise_forward_for(row, kinds):
+    """``elementwise_forward`` for one row (the CPU's specialises on the
+    argument ``kinds``; a launch here already caches its kernel per kinds)."""
+    return lambda out, args: elementwise.forward(row, out, args)
+
+
+def elementwise_backward_for(row, wanted, kinds):
+    """``elementwise_backward`` for one row and set of wanted gradients (as
+    the CPU's, which specialises on the saved values' ``kinds``)."""
+    wanted = tuple(wanted)
+    return lambda grad, args, out: elementwise.backward(row, wanted, grad, args, out)
+
+
 reduce_sum = reductions.reduce_sum
 reduce_max = reductions.reduce_max
 reduce_min = reductions.reduce_min
@@ -67,6 +82,11 @@ def cast(a, dtype):
     return a.astype(dtype)
 
 
+def ascontiguous(a):
+    """``a`` itself when C-contiguous, else a C-contiguous copy."""
+    return a if a.flags.c_contiguous else memory.copy(a)
+
+
 def copy(a):
     return memory.copy(a)
 
@@ -101,17 +121,6 @@ def scatter_into_view(base_shape, dtype, view_fn, grad):
     else:
         memory.add_into_view(region, grad)
     return out
-
-
-def index_put(a, key, value):
-    """``a[key] = value`` (any NumPy key; value a scalar, host or device array)."""
-    a[key] = value
-
-
-def index_shape(shape, key):
-    """The shape ``a[key]`` would have for an array of ``shape`` (computed on
-    the host, without touching device memory)."""
-    return np.broadcast_to(np.empty((), np.int8), shape)[key].shape
 
 
 def data_pointer(a):
@@ -191,3 +200,16 @@ def get_num_threads():
 def device_name():
     _runtime.require()
     return _runtime.device_name()
+
+
+def device_count():
+    """GPUs visible to this process (1 in the simulator, 0 without CUDA)."""
+    if not _runtime.is_available():
+        return 0
+    return 1 if _runtime.simulator() else len(_runtime.cuda().gpus)
+
+
+def max_pool_step(best, argmax, value, k):
+    """One kernel offset of max pooling (see the CPU backend's), one fused kernel."""
+    from . import pooling
+    pooling.max_pool_step(best, argmax, value, k)

@@ -11,6 +11,9 @@ input) and the fused backward kernel for all differentiable inputs; then the
 reductions (every op, both kernel shapes, both passes), the tiled matmul and
 the copy/fill/gather/scatter kernels; and a sample of the integer and bool
 kernels (int64 arithmetic, bool comparisons, bool sums, casts, int64 matmul).
+``nbgrad.nn`` adds its own rows (GELU, binary cross entropy with logits), the
+max-pooling step, and ``nbgrad.optim`` its fused update kernels (SGD, Adam),
+generated from the same templates as their CPU versions.
 """
 import numpy as np
 
@@ -82,6 +85,26 @@ def memory_entries(dtype):
            {"dst": dtype, "idx": idx, "val": dtype})
 
 
+def nn_entries(dtype):
+    """The rows ``nbgrad.nn`` declares and its max-pooling step kernel."""
+    from ...nn import _rows
+    from .pooling import step_kernel
+    for row in (_rows.gelu, _rows.gelu_tanh, _rows.binary_cross_entropy_with_logits):
+        yield from row_entries(row, dtype)
+    idx = np.dtype(np.int64)
+    yield (f"max_pool_step {dtype.name}", step_kernel(2, False), {"best": dtype, "value": dtype})
+    yield (f"max_pool_step with indices {dtype.name}", step_kernel(2, True),
+           {"best": dtype, "value": dtype, "argmax": idx})
+
+
+def optim_entries(dtype):
+    """The optimizers' fused updates (one kernel per parameter and step)."""
+    from ...optim._kernels import TEMPLATES, cuda_kernel
+    for kind in TEMPLATES:
+        yield (f"optim {kind} {dtype.name}", cuda_kernel(kind),
+               {"param": dtype, "flag": np.dtype(np.bool_)})
+
+
 def integer_and_bool_entries():
     """A sample of the kernels integer and bool tensors run."""
     from . import gemm, memory, reductions
@@ -112,4 +135,6 @@ def entries(rows=None):
         yield from reduction_entries(dtype)
         yield from matmul_entries(dtype)
         yield from memory_entries(dtype)
+        yield from nn_entries(dtype)
+        yield from optim_entries(dtype)
     yield from integer_and_bool_entries()
