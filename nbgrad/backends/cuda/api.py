@@ -6,7 +6,8 @@ import numba
 import numpy as np
 
 from . import _runtime, elementwise, memory, reductions
-from .array import DeviceArray, empty, from_cuda_array, stats, to_device  # noqa: F401
+from .allocator import pool
+from .array import DeviceArray, empty, from_cuda_array, to_device  # noqa: F401
 from .gemm import matmul  # noqa: F401  (exported through __all__)
 
 elementwise_forward = elementwise.forward
@@ -170,22 +171,15 @@ def squeeze(a, axis=None):
 
 
 def memory_stats():
-    """Bytes held by this backend's live device buffers (``allocations``
-    counts every buffer it made). Buffers come straight from Numba's
-    allocator: nothing is cached, so ``cached_bytes`` and ``hits`` are 0."""
-    return {
-        "allocated_bytes": stats.allocated_bytes,
-        "peak_allocated_bytes": stats.peak_allocated_bytes,
-        "cached_bytes": 0,
-        "hits": 0,
-        "misses": stats.allocations,
-    }
+    """The caching allocator's figures: bytes held by live buffers (and their
+    peak), bytes cached for reuse, and allocations served from the cache
+    (``hits``) or by the driver (``misses``)."""
+    return pool.stats()
 
 
 def empty_cache():
-    """Free the device memory of dead buffers now (Numba defers frees)."""
-    if _runtime._ready and not _runtime.simulator():
-        _runtime.cuda().current_context().deallocations.clear()
+    """Give cached device buffers back to the driver."""
+    pool.empty_cache()
 
 
 def set_num_threads(n):

@@ -12,36 +12,11 @@ would hide a device-to-host copy): use ``copy_to_host()``.
 """
 import numbers
 import operator
-import weakref
 
 import numpy as np
 
 from . import _runtime
-
-
-class _Stats:
-    allocated_bytes = 0
-    peak_allocated_bytes = 0
-    allocations = 0
-
-
-stats = _Stats()
-
-
-def _freed(nbytes):
-    stats.allocated_bytes -= nbytes
-
-
-def _allocate(count, dtype):
-    """A fresh 1-D device buffer of ``count`` elements (at least one)."""
-    _runtime.require()
-    buf = _runtime.cuda().device_array(max(int(count), 1), dtype=dtype)
-    nbytes = max(int(count), 1) * dtype.itemsize
-    stats.allocated_bytes += nbytes
-    stats.allocations += 1
-    stats.peak_allocated_bytes = max(stats.peak_allocated_bytes, stats.allocated_bytes)
-    weakref.finalize(buf, _freed, nbytes)
-    return buf
+from .allocator import pool
 
 
 def _contiguous_strides(shape):
@@ -560,7 +535,7 @@ def _reshape_strides(old_shape, old_strides, new_shape):
 
 def empty(shape, dtype):
     shape, dtype = _normalize_shape(shape), np.dtype(dtype)
-    return DeviceArray(_allocate(_prod(shape), dtype), shape)
+    return DeviceArray(pool.allocate(_prod(shape), dtype), shape)
 
 
 def keep_order_strides(shape, estrides):
@@ -585,7 +560,7 @@ def keep_order_strides(shape, estrides):
 def empty_like_order(a, dtype=None):
     """An uninitialised array shaped like ``a``, in ``a``'s memory order."""
     dtype = np.dtype(a.dtype if dtype is None else dtype)
-    return DeviceArray(_allocate(a.size, dtype), a.shape, keep_order_strides(a.shape, a.estrides))
+    return DeviceArray(pool.allocate(a.size, dtype), a.shape, keep_order_strides(a.shape, a.estrides))
 
 
 def to_device(array, dtype=None):
