@@ -28,7 +28,8 @@ def current_device():
 
 
 def memory_stats():
-    """Bytes held by live CUDA tensors (``allocated_bytes``, ``peak_allocated_bytes``)."""
+    """The caching allocator's figures: ``allocated_bytes`` (live tensors),
+    ``peak_allocated_bytes``, ``cached_bytes`` (kept for reuse), ``hits``, ``misses``."""
     return _backend.memory_stats()
 
 
@@ -36,6 +37,26 @@ def memory_allocated():
     return _backend.memory_stats()["allocated_bytes"]
 
 
+def max_memory_allocated():
+    return _backend.memory_stats()["peak_allocated_bytes"]
+
+
+def memory_reserved():
+    """Bytes held from the driver: live buffers plus the cached ones."""
+    stats = _backend.memory_stats()
+    return stats["allocated_bytes"] + stats["cached_bytes"]
+
+
 def empty_cache():
-    """Return the memory of dead device buffers to the driver now."""
+    """Give the cached device buffers back to the driver."""
     _backend.empty_cache()
+
+
+def manual_seed(seed):
+    """Seed the generator CUDA tensors draw from (nbgrad draws random numbers
+    on the host for every device, so this is ``nbgrad.manual_seed``)."""
+    from .creation import manual_seed as seed_all
+    seed_all(seed)
+
+
+manual_seed_all = manual_seed
