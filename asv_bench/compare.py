@@ -19,7 +19,7 @@ Prints, for every elementwise row of ``nbgrad.ROWS`` (except ``copy`` and
 
 Then a chain of 10 ops on 16-element tensors, forward and backward (per-op
 Python overhead: nbgrad, PyTorch, and a minimal NumPy tape), and one SGD step
-of a 784-256-10 MLP (nbgrad, PyTorch, hand-written NumPy).
+of a 784-256-10 MLP (nbgrad, PyTorch, MyGrad when installed, hand-written NumPy).
 
 Every number is the median of several samples taken round-robin (nbgrad,
 NumPy, PyTorch, triad, nbgrad, ...), each sample preceded by an untimed
@@ -68,6 +68,10 @@ try:
     import torch
 except ImportError:  # the comparison still runs, with "-" for PyTorch
     torch = None
+try:
+    import mygrad  # the MLP step only
+except ImportError:
+    mygrad = None
 
 
 # --------------------------------------------------------------- references
@@ -502,12 +506,16 @@ def numpy_train_step(x, labels, params, lr=common.LR):
 
 
 def run_mlp(rounds):
+    """nbgrad and PyTorch run the same user code (``common.make_train_step``:
+    nn.Sequential, F.cross_entropy, optim.SGD), MyGrad its own idiom, NumPy the
+    hand-written step; all start from the same weights."""
     steps = {"nbgrad": common.nbgrad_train_step()}
     if torch is not None:
         x, labels, params = common.mlp_data()
-        params = [torch.from_numpy(p).requires_grad_() for p in params]
         steps["torch"] = common.make_train_step(torch, torch.from_numpy(x),
                                                 torch.from_numpy(labels), params)
+    if mygrad is not None:
+        steps["mygrad"] = common.mygrad_train_step(mygrad)
     x, labels, params = common.mlp_data()
     steps["numpy"] = numpy_train_step(x, labels, params)
     first_loss = {k: float(step().item()) for k, step in steps.items()}  # same start, same loss
@@ -516,6 +524,8 @@ def run_mlp(rounds):
     for name, sec in t.items():
         rel = f"{sec / t['torch']:.2f}" if "torch" in t else "-"
         print(f"{name:<9} {sec * 1e3:>8.2f} {rel:>8} {first_loss[name]:>9.5f}")
+    if mygrad is None:
+        print("(MyGrad not installed: pip install mygrad, or the bench extra)")
     return t
 
 

@@ -14,8 +14,11 @@ and prints best-of-5 ns/element side by side (plus a plain copy loop: the
 memory-bandwidth floor at this n), then for (a) and (b) whether
 the loop was vectorized: the widest packed floating-point register seen in
 the machine code (``vfmadd..ps %zmm`` and friends) and which math calls are
-left in the LLVM IR.  A last row times ``sin`` with the "libm fallback for
-huge arguments" branch that scalar_math deliberately does not have.
+left in the LLVM IR.  A last row times ``sin`` with a libm branch for huge
+arguments, the design scalar_math avoids: LLVM if-converts the branch and
+calls libm for every lane (scalar_math's sin/cos instead run a vectorized
+Payne-Hanek reduction for every lane, which is what makes them slower than
+exp here).
 
 Run from the repository root:  python -m kernels.math_study [--n N]
 """

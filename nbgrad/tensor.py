@@ -64,10 +64,19 @@ class ViewOfBaseBackward(Node):
 
 
 class Tensor:
-    __slots__ = ("_data", "_backend", "dtype", "_version_counter", "_base", "_view_fn",
-                 "_view_version", "_view_no_grad", "_requires_grad", "_grad_fn", "_grad",
-                 "_hooks", "_grad_accumulator", "_retains_grad", "__weakref__")
+    # Hot state lives in slots. State that only views, leaves with hooks or
+    # retain_grad() set is a class-level default, shadowed per tensor through
+    # the instance __dict__ once written (it costs nothing until then), so an
+    # op's result sets only the slots below.
+    __slots__ = ("_data", "_backend", "dtype", "_vc", "_base", "_requires_grad", "_grad_fn",
+                 "_grad", "__dict__", "__weakref__")
     __array_ufunc__ = None  # NumPy defers to our reflected operators
+    _view_fn = None
+    _view_version = 0
+    _view_no_grad = False
+    _hooks = None
+    _grad_accumulator = None
+    _retains_grad = False
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create tensors with nbgrad.tensor(), nbgrad.zeros() and friends")
@@ -80,23 +89,33 @@ class Tensor:
     @classmethod
     def _from_op(cls, data, node, dtype=None, backend=cpu):
         """An op's result: ``data`` with history ``node`` (None for none).
-        Written out field by field: this runs for every op."""
+        Written out field by field: this runs for every op (ops/elementwise.py
+        ``apply`` inlines the same assignments: keep the two in step)."""
         t = object.__new__(cls)
         t._data = data
         t._backend = backend
         t.dtype = dtype or dtypes.from_numpy_dtype(data.dtype)
-        t._version_counter = VersionCounter()
+        t._vc = None  # made on first use (see _version_counter)
         t._base = None
-        t._view_fn = None
-        t._view_version = 0
-        t._view_no_grad = False
         t._requires_grad = False
         t._grad_fn = node
         t._grad = None
-        t._hooks = None
-        t._grad_accumulator = None
-        t._retains_grad = False
         return t
+
+    @property
+    def _version_counter(self):
+        """The storage's version counter, made on first need: most op results
+        are never aliased, saved or written. Every alias (view, detach,
+        Parameter, saved tensor) reads it through here, so it exists before
+        any alias can share it."""
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = VersionCounter()
+        return vc
+
+    @_version_counter.setter
+    def _version_counter(self, counter):
+        self._vc = counter
 
     # ----------------------------------------------------------------- metadata
     @property
@@ -155,7 +174,8 @@ class Tensor:
 
     @property
     def _version(self):
-        return self._version_counter.value
+        vc = self._vc
+        return 0 if vc is None else vc.value
 
     def _dim(self, dim):
         ndim = max(self._data.ndim, 1)
@@ -378,8 +398,7 @@ class Tensor:
     _set_retained_grad = _accumulate_grad
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        _autograd_backward(self, gradient, retain_graph, create_graph, inputs)
 
     # ------------------------------------------------------------------ aliases
     def __deepcopy__(self, memo):
@@ -442,6 +461,14 @@ def no_grad_view_error(view, modified):
         "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
         "moving both the view and the inplace either both inside the no_grad block (if you don't "
         "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def _autograd_backward(*args):
+    # Bound on first use (nbgrad.autograd imports this module's package).
+    global _autograd_backward
+    from .autograd import backward
+    _autograd_backward = backward
+    return backward(*args)
 
 
 _CPU = _device("cpu")

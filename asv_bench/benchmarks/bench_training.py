@@ -1,4 +1,4 @@
-"""A 784-256-10 ReLU MLP, batch 256, cross-entropy, SGD, with raw nbgrad tensors."""
+"""A 784-256-10 ReLU MLP (batch 256, cross-entropy, SGD) with nbgrad.nn and nbgrad.optim."""
 from . import common
 
 

@@ -190,27 +190,57 @@ def mlp_data(seed=0, dtype="float32"):
 
 
 def make_train_step(lib, x, labels, params, lr=LR):
-    """One SGD step of a 784-256-10 ReLU MLP with cross-entropy, written with
-    raw tensors. ``lib`` is ``nbgrad`` or ``torch``; the code is the same."""
-    w1, b1, w2, b2 = params
-    n = x.shape[0]
+    """One SGD step of a 784-256-10 ReLU MLP with cross-entropy, written as a
+    user writes it: ``nn.Sequential`` of ``Linear``/``ReLU``/``Linear``,
+    ``F.cross_entropy`` and ``optim.SGD``. ``lib`` is ``nbgrad`` or
+    ``torch`` (the code is the same); ``x``, ``labels`` are ``lib`` tensors and
+    ``params`` the NumPy arrays of ``mlp_data`` (copied into the layers, so
+    every framework starts from the same weights and the same loss)."""
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(IN, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, OUT))
+    with lib.no_grad():
+        for p, value in zip(model.parameters(), linear_layout(params)):
+            p.copy_(lib.from_numpy(value))
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+    cross_entropy = nn.functional.cross_entropy
 
     def step():
-        h = (x @ w1 + b1).relu()
-        logits = h @ w2 + b2
-        loss = -logits.log_softmax(1)[lib.arange(n), labels].mean()
+        optimizer.zero_grad()
+        loss = cross_entropy(model(x), labels)
         loss.backward()
-        with lib.no_grad():
-            for p in params:
-                p -= lr * p.grad
-                p.grad = None
+        optimizer.step()
         return loss
 
     return step
 
 
+def linear_layout(params):
+    """``mlp_data``'s ``[w1, b1, w2, b2]`` (weights ``(in, out)``, as a NumPy
+    user multiplies ``x @ w``) in ``nn.Linear``'s layout: weights ``(out, in)``."""
+    return [np.ascontiguousarray(p.T) for p in params]
+
+
 def nbgrad_train_step(seed=0):
     x, labels, params = mlp_data(seed)
-    x, labels = nbgrad.from_numpy(x), nbgrad.from_numpy(labels)
-    params = [nbgrad.from_numpy(p).requires_grad_() for p in params]
-    return make_train_step(nbgrad, x, labels, params)
+    return make_train_step(nbgrad, nbgrad.from_numpy(x), nbgrad.from_numpy(labels), params)
+
+
+def mygrad_train_step(mygrad, seed=0, lr=LR):
+    """The same step in MyGrad, as its documentation writes one: raw tensors
+    (MyGrad has no layer or optimizer classes), its fused
+    ``softmax_crossentropy``, and the update on ``.data`` (which MyGrad does
+    not record)."""
+    from mygrad.nnet import relu, softmax_crossentropy
+    x, labels, params = mlp_data(seed)
+    params = [mygrad.tensor(p) for p in params]
+    w1, b1, w2, b2 = params
+
+    def step():
+        logits = relu(x @ w1 + b1) @ w2 + b2
+        loss = softmax_crossentropy(logits, labels)
+        loss.backward()
+        for p in params:
+            p.data -= lr * p.grad
+        return loss
+
+    return step

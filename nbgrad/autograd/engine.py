@@ -13,19 +13,19 @@ from .graph import AccumulateGrad
 
 
 def _count_dependencies(roots):
-    deps = {}
-    stack = list(dict.fromkeys(roots))
-    seen = set(stack)
+    """How many edges lead into each node reachable from ``roots`` (roots included, from 0)."""
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
+    get = deps.get
     while stack:
         for nxt in stack.pop().next_edges:
-            if nxt is None:
-                continue
-            if nxt in seen:
-                deps[nxt] = deps.get(nxt, 0) + 1  # a root reached from another root has none yet
-            else:
-                deps[nxt] = 1
-                seen.add(nxt)
-                stack.append(nxt)
+            if nxt is not None:
+                count = get(nxt)
+                if count is None:  # first reached: walk on from it
+                    deps[nxt] = 1
+                    stack.append(nxt)
+                else:
+                    deps[nxt] = count + 1
     return deps
 
 
@@ -113,96 +113,138 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
     node), gradients reaching those nodes are stored there instead of being
     accumulated, and only the part of the graph that leads to them runs."""
     deps = _count_dependencies(roots)
-    useful = None
-    if capture is not None:
-        useful = _nodes_leading_to(set(capture), roots)
-
     buffers = {}
     for node, grad in zip(roots, root_grads):
         buffers[node] = buffers[node] + grad if node in buffers else grad
-    # Nodes whose buffer is a new array that nothing outside the engine holds
-    # (see Node.returns_fresh): more gradients are added into it in place, and
-    # a leaf may take it as its .grad without a copy.
-    fresh = set()
     # Ready nodes run latest-made first (PyTorch's order: it decides, for
     # instance, which error a graph with several problems reports).
     order = itertools.count()
     ready = [(-node.sequence_nr, next(order), node) for node in dict.fromkeys(roots)
-             if deps.get(node, 0) == 0]
+             if deps[node] == 0]
     heapq.heapify(ready)
+    if capture is not None:
+        _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots)
+        return
+    # Nodes whose buffer is a new array that nothing outside the engine holds
+    # (see Node.returns_fresh): more gradients are added into it in place, and
+    # a leaf may take it as its .grad without a copy.
+    fresh = set()
     heappop, heappush = heapq.heappop, heapq.heappush
-    released = []
-    capturing = capture is not None
-    try:
-        while ready:
+    pop_buffer = buffers.pop
+    # A node that became ready while no other was waits here, out of the heap
+    # (a chain's usual case); it joins the heap when a second one is ready.
+    pending = None
+    while pending is not None or ready:
+        if pending is not None:
+            node = pending
+            pending = None
+        else:
             node = heappop(ready)[2]
-            grad = buffers.pop(node, None)
+        grad = pop_buffer(node, None)
+        if grad is None:
+            grads = ()
+        elif node.__class__ is AccumulateGrad:
             owned = False
-            if node in fresh:
+            if fresh and node in fresh:
                 fresh.discard(node)
                 owned = True
-            accumulator = node.__class__ is AccumulateGrad
-            if grad is None or (capturing and node not in useful):
-                grads = ()
-            else:
-                if node.retained is not None or (
-                        node.variable._hooks if accumulator else node.pre_hooks):
-                    if node.variable._hooks if accumulator else node.pre_hooks:
-                        owned = False  # a hook may keep the Tensor it was given
-                    grad = _run_pre_hooks(node, grad)
-                if capturing and node in capture:
-                    capture[node] = grad
-                if capturing and (accumulator or not any(
-                        n in useful for n in node.next_edges if n is not None)):
-                    grads = ()  # autograd.grad: nothing further to compute, never accumulate
-                elif accumulator:
-                    node.accumulate(grad, owned)
-                    grads = ()
-                else:
-                    grads = node.backward(grad)
-                    if not retain_graph:
-                        released.append(node)
-            if not grads:
-                for nxt in node.next_edges:
-                    if nxt is not None:
-                        left = deps[nxt] - 1
-                        deps[nxt] = left
-                        if not left:
-                            heappush(ready, (-nxt.sequence_nr, next(order), nxt))
-                continue
+            if node.retained is not None or node.variable._hooks:
+                if node.variable._hooks:
+                    owned = False  # a hook may keep the Tensor it was given
+                grad = _run_pre_hooks(node, grad)
+            node.accumulate(grad, owned)
+            continue  # no edges
+        else:
+            if fresh:
+                fresh.discard(node)
+            if node.retained is not None or node.pre_hooks:
+                grad = _run_pre_hooks(node, grad)
+            grads = node.backward(grad)
+            if not retain_graph:  # free saved tensors once the node ran, as PyTorch does
+                node.release_saved()
+        if grads:
             returns_fresh = node.returns_fresh
-            metas = node.input_meta
-            i = -1
-            for nxt in node.next_edges:
-                i += 1
-                if nxt is None:
-                    continue
-                g = grads[i]
-                if g is not None:
-                    meta = metas[i]
-                    is_fresh = returns_fresh and g is not grad
-                    if g.shape != meta.shape:
-                        summed = meta.backend.sum_to_shape(g, meta.shape)
-                        is_fresh = is_fresh or summed.size < g.size  # a reduction: new memory
-                        g = summed
-                    if g.dtype is not meta.np_dtype and g.dtype != meta.np_dtype:
-                        g = meta.backend.cast(g, meta.np_dtype)
-                        is_fresh = True
-                    previous = buffers.get(nxt)
-                    if previous is None:
-                        buffers[nxt] = g
-                        if is_fresh:
-                            fresh.add(nxt)
-                    elif nxt in fresh:
-                        meta.backend.add_into(previous, g)
-                    else:
-                        buffers[nxt] = meta.backend.add(previous, g)
-                        fresh.add(nxt)
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if not left:
+            edges = zip(node.next_edges, grads, node.input_meta)
+        else:
+            edges = ((nxt, None, None) for nxt in node.next_edges)
+        for nxt, g, meta in edges:
+            if nxt is None:
+                continue
+            if g is not None:
+                _deliver(buffers, fresh, nxt, g, meta, returns_fresh and g is not grad)
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if not left:
+                if pending is None and not ready:
+                    pending = nxt
+                else:
+                    if pending is not None:
+                        heappush(ready, (-pending.sequence_nr, next(order), pending))
+                        pending = None
                     heappush(ready, (-nxt.sequence_nr, next(order), nxt))
-    finally:
-        # Free saved tensors only of nodes that ran, as PyTorch does.
-        for node in released:
-            node.release_saved()
+
+
+def _deliver(buffers, fresh, nxt, g, meta, is_fresh):
+    """Reduce ``g`` to the shape and dtype of the input ``meta`` describes and
+    add it to ``nxt``'s buffer. ``fresh`` holds the nodes whose buffer is new
+    memory nothing else references (``is_fresh``: ``g`` is), which later
+    gradients are added into in place and a leaf may keep as its ``.grad``."""
+    if g.shape != meta.shape:
+        summed = meta.backend.sum_to_shape(g, meta.shape)
+        is_fresh = is_fresh or summed.size < g.size  # a reduction: new memory
+        g = summed
+    if g.dtype is not meta.np_dtype and g.dtype != meta.np_dtype:
+        g = meta.backend.cast(g, meta.np_dtype)
+        is_fresh = True
+    previous = buffers.get(nxt)
+    if previous is None:
+        buffers[nxt] = g
+        if is_fresh:
+            fresh.add(nxt)
+    elif nxt in fresh:
+        meta.backend.add_into(previous, g)
+    else:
+        buffers[nxt] = meta.backend.add(previous, g)
+        fresh.add(nxt)
+
+
+def _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots):
+    """``run_backward`` for ``autograd.grad`` and ``backward(inputs=)``: only
+    the nodes leading to a captured one run, and gradients reaching a
+    captured node are stored in ``capture``, never accumulated."""
+    useful = _nodes_leading_to(set(capture), roots)
+    fresh = set()
+    heappop, heappush = heapq.heappop, heapq.heappush
+    while ready:
+        node = heappop(ready)[2]
+        grad = buffers.pop(node, None)
+        fresh.discard(node)
+        accumulator = node.__class__ is AccumulateGrad
+        if grad is None or node not in useful:
+            grads = ()
+        else:
+            if node.retained is not None or (
+                    node.variable._hooks if accumulator else node.pre_hooks):
+                grad = _run_pre_hooks(node, grad)
+            if node in capture:
+                capture[node] = grad
+            if accumulator or not any(n in useful for n in node.next_edges if n is not None):
+                grads = ()  # nothing further to compute, never accumulate
+            else:
+                grads = node.backward(grad)
+                if not retain_graph:
+                    node.release_saved()
+        returns_fresh = node.returns_fresh
+        metas = node.input_meta
+        i = -1
+        for nxt in node.next_edges:
+            i += 1
+            if nxt is None:
+                continue
+            g = grads[i] if grads else None
+            if g is not None:
+                _deliver(buffers, fresh, nxt, g, metas[i], returns_fresh and g is not grad)
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if not left:
+                heappush(ready, (-nxt.sequence_nr, next(order), nxt))

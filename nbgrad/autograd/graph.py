@@ -37,6 +37,23 @@ class InputMeta:
         self.backend = tensor._backend
 
 
+# Interned InputMeta records: nodes share one per (shape, dtype, backend), as
+# nothing writes to them. Bounded: cleared when it grows past _METAS_MAX.
+_metas = {}
+_METAS_MAX = 4096
+
+
+def input_meta(tensor):
+    """``InputMeta(tensor)``, shared with every input of the same shape, dtype and backend."""
+    key = (tensor._data.shape, tensor.dtype, tensor._backend)
+    meta = _metas.get(key)
+    if meta is None:
+        if len(_metas) >= _METAS_MAX:
+            _metas.clear()
+        meta = _metas[key] = InputMeta(tensor)
+    return meta
+
+
 class SavedTensor:
     """A tensor value saved for backward, checked against its version counter."""
 
@@ -44,7 +61,7 @@ class SavedTensor:
 
     def __init__(self, tensor, output_of=None):
         self.data = tensor._data
-        self.counter = counter = tensor._version_counter
+        self.counter = counter = tensor._vc or tensor._version_counter  # made on first need
         self.version = counter.value
         # A saved output must not hold its own node (a cycle): errors name the
         # node that saved it, as PyTorch does. A saved input is named by its
@@ -88,21 +105,19 @@ class SavedTensor:
             return data
         tensor = tensor_ref()
         if tensor is None:
-            producer = self.op_name
-        else:
-            # As PyTorch's unpack, read the saved input's current history first (a stale
-            # view is re-derived here, and one made in no_grad mode raises).
-            fn = tensor._grad_fn if tensor._base is None else tensor.grad_fn
-            if fn is None and self.producer is not None:
-                raise RuntimeError(
-                    "Trying to use a saved tensor that has been detached in-place, i.e. with "
-                    ".detach_().This is not supported, please use out-of-place `.detach()` "
-                    "instead")
-            if self.counter.value == self.version:
-                return data
-            producer = fn.op_name if fn is not None else None
+            if self.counter.value != self.version:
+                raise RuntimeError(self._stale_message(self.op_name))
+            return data
+        # As PyTorch's unpack, read the saved input's current history first (a stale
+        # view is re-derived here, and one made in no_grad mode raises).
+        fn = tensor._grad_fn if tensor._base is None else tensor.grad_fn
+        if fn is None and self.producer is not None:
+            raise RuntimeError(
+                "Trying to use a saved tensor that has been detached in-place, i.e. with "
+                ".detach_().This is not supported, please use out-of-place `.detach()` "
+                "instead")
         if self.counter.value != self.version:
-            raise RuntimeError(self._stale_message(producer))
+            raise RuntimeError(self._stale_message(fn.op_name if fn is not None else None))
         return data
 
     def _stale_message(self, producer):
@@ -139,7 +154,7 @@ class Node:
         for t in inputs:
             edge = t._gradient_edge() if getattr(t, "requires_grad", False) else None
             edges.append(edge)
-            metas.append(None if edge is None else InputMeta(t))
+            metas.append(None if edge is None else input_meta(t))
         self.next_edges = edges
         self.input_meta = metas
         self.saved = ()
@@ -214,8 +229,6 @@ class AccumulateGrad(Node):
         variable = self.variable
         if variable._grad_fn is not None:  # it was a leaf when the graph was built
             raise RuntimeError("leaf variable has been moved into the graph interior")
-        if variable.requires_grad:  # not after requires_grad_(False) or detach_(), as PyTorch
-            if owned:
-                variable._accumulate_grad(grad, owned=True)
-            else:
-                variable._accumulate_grad(grad)
+        # Not after requires_grad_(False) or detach_(), as PyTorch.
+        if variable._requires_grad or variable.requires_grad:
+            variable._accumulate_grad(grad, owned)

@@ -8,14 +8,28 @@ import sys
 _HISTORY = 8  # bumps remembered per counter; enough to name the culprit
 
 
+# code object -> whether it belongs to nbgrad (filled as frames are seen;
+# cleared past _INTERNAL_MAX, for programs that keep making new code)
+_internal_code = {}
+_INTERNAL_MAX = 4096
+
+
 def _user_location():
-    """file:line of the innermost frame outside nbgrad's modules (a few frame hops)."""
+    """(file, line) of the innermost frame outside nbgrad's modules; formatted
+    only when an error message needs it (a bump runs on every in-place write)."""
     frame = sys._getframe(2)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("nbgrad."):
+    internal = _internal_code
+    while frame is not None:
+        code = frame.f_code
+        inside = internal.get(code)
+        if inside is None:
+            if len(internal) >= _INTERNAL_MAX:
+                internal.clear()
+            inside = internal[code] = frame.f_globals.get("__name__", "").startswith("nbgrad.")
+        if not inside:
+            return code.co_filename, frame.f_lineno
         frame = frame.f_back
-    if frame is None:
-        return "<unknown>"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    return None
 
 
 class VersionCounter:
@@ -23,19 +37,21 @@ class VersionCounter:
 
     def __init__(self):
         self.value = 0
-        self._writes = []  # (version after the write, op name, location)
+        self._writes = None  # (version after the write, op name, location); a list once written
 
     def bump(self, op_name):
         self.value += 1
         writes = self._writes
-        if len(writes) >= _HISTORY:
+        if writes is None:
+            writes = self._writes = []
+        elif len(writes) >= _HISTORY:
             del writes[0]
         writes.append((self.value, op_name, _user_location()))
 
     def write_that_made(self, version):
         """The recorded write that moved the counter to ``version`` (or the
         oldest remembered after it, if that one has been forgotten)."""
-        for v, op_name, location in self._writes:
+        for v, op_name, location in self._writes or ():
             if v >= version:
-                return op_name, location
+                return op_name, "<unknown>" if location is None else f"{location[0]}:{location[1]}"
         return None

@@ -23,19 +23,22 @@ Type discipline: every float32 implementation uses float32 constants only
 (module-level ``np.float32`` globals) and never mixes in Python int/float
 literals, which would silently promote to float64 in Numba.  ``_fma`` refuses
 mixed operand types, so such a slip is a typing error rather than a slowdown.
+(sin_f32 and cos_f32 are the exception: they work in double on purpose.)
 
 Accuracy, worst error in ulps against the exact result (float32: all 2**32
 inputs; float64: ~2e7 samples against long double), see
 tests/backends/test_scalar_math.py:
 
     float32  exp 0.98  expm1 1.44  log 0.83  log1p 0.83  tanh 1.50
-             sigmoid 2.40  sin 2.23  cos 2.32  (sin/cos 1.49 for |x| <= 1e5)
+             sigmoid 2.40  sin 0.55  cos 0.55
     float64  exp 0.97  expm1 1.82  log 0.83  log1p 0.81  tanh 2.54
              sigmoid 2.33  sin 1.50  cos 1.49  (relative error <= 3.5e-16)
 
 with IEEE edge behaviour as NumPy: inf/nan propagation, signed zeros,
-overflow to inf, gradual underflow, denormal inputs.  sin/cos are accurate
-for |x| <= 2**22 (float32) / 2**42 (float64) and return nan beyond.
+overflow to inf, gradual underflow, denormal inputs.  sin/cos hold these
+bounds over the whole range (a Payne-Hanek reduction, up to the largest
+float); they cost ~4-5x the old |x| <= 2**22 / 2**42 versions on the CPU.
+On CUDA, sin and cos compile to the device library's instead.
 Polynomial coefficients are weighted minimax fits (Remez on relative error,
 mpmath at 80 digits) rounded to the working precision; the fit interval is
 noted at each set.
@@ -54,6 +57,7 @@ import math
 
 import numpy as np
 from numba import types
+from numba.core.target_extension import current_target
 from numba.extending import intrinsic, overload, register_jitable
 
 __all__ = [
@@ -62,7 +66,6 @@ __all__ = [
     "sigmoid_f32", "sin_f32", "cos_f32",
     "exp_f64", "expm1_f64", "log_f64", "log1p_f64", "tanh_f64",
     "sigmoid_f64", "sin_f64", "cos_f64",
-    "TRIG_LIMIT_F32", "TRIG_LIMIT_F64",
 ]
 
 _f32 = np.float32
@@ -70,15 +73,11 @@ _f64 = np.float64
 _i32 = np.int32
 _i64 = np.int64
 
-# sin/cos are accurate for |x| up to these and return nan beyond them.
-TRIG_LIMIT_F32 = 2.0 ** 22
-TRIG_LIMIT_F64 = 2.0 ** 42
-
 # ``register_jitable`` keeps the plain function but lets other jitted code
-# call it.  No ``inline="always"``: numba-cuda 0.30 mistypes IR-inlined
-# generic overloads (arguments become ``omitted``), and LLVM / NVVM inline
-# these small helpers anyway (checked by the tests: vectorized loops, no
-# calls left in the PTX).
+# call it.  Small helpers are left to LLVM / NVVM to inline (checked by the
+# tests: vectorized loops, no calls left in the PTX); the large ones (sin,
+# cos) and the public dispatchers are inlined by Numba on the CPU only, see
+# _on_cpu.
 _jitable = register_jitable
 
 
@@ -102,6 +101,17 @@ def _div(typingctx, a, b):
             return builder.fdiv(*args)
         return a(a, b), codegen
     return None
+
+
+def _on_cpu(expr, caller_info, callee_info):
+    """Inlining cost model: inline at the Numba IR level on the CPU only.
+
+    sin and cos are too large for LLVM's inliner, and a loop that calls
+    them out of line does not vectorize, so the CPU inlines them (and the
+    public dispatchers) in Numba.  numba-cuda mistypes IR-inlined overloads
+    (arguments become ``omitted``); there they stay calls, which NVVM
+    inlines."""
+    return current_target() == "cpu"
 
 
 # --------------------------------------------------------------------------
@@ -173,19 +183,10 @@ _TANH32_2 = _f32(-5.373862386e-02)
 _TANH32_3 = _f32(2.061599679e-02)
 _TANH32_4 = _f32(-5.664775148e-03)
 
-# sin/cos: j = round(x * 2/pi), r = x - j*pi/2 with a three-part split of
-# pi/2 (72 bits) using FMA, exact for the first two steps.
-_2_OVER_PI32 = _f32(0.6366197723675814)
-_NPIO2_1_32 = _f32(-1.5707963705062866)
-_NPIO2_2_32 = _f32(4.371138828673793e-08)
-_NPIO2_3_32 = _f32(1.7151245100059206e-15)
-# Fast-path domain |x| <= 2**22.  RN(2/pi) is off by 4e-8 relative, so j can
-# miss round(x*2/pi) by one near the limit and |r| reaches 0.955: the
-# polynomials are fitted on |r| <= 0.96.  Beyond the limit the reduction
-# breaks down; see sin_f32.
-_TRIG32_LIMIT = _f32(TRIG_LIMIT_F32)
-# sin(r) = r + r**3 S(r**2), cos(r) = 1 - r**2/2 + r**4 C(r**2);
-# relative errors below 2**-27.1 and 2**-28.9 (rounded coefficients).
+# sin/cos polynomials, evaluated in double for float32 inputs (see the
+# trigonometric section): sin(r) = r + r**3 S(r**2),
+# cos(r) = 1 - r**2/2 + r**4 C(r**2) on |r| <= 0.96; relative errors below
+# 2**-27.1 and 2**-28.9 with the coefficients rounded to float32.
 _SIN32_0 = _f32(-1.666666716e-01)
 _SIN32_1 = _f32(8.333319798e-03)
 _SIN32_2 = _f32(-1.983680559e-04)
@@ -255,13 +256,8 @@ _LOGR64_6 = _f64(0.1481051999082406)
 
 _TANH64_SAT = _f64(20.0)
 
-_2_OVER_PI64 = _f64(0.6366197723675814)
-_NPIO2_1_64 = _f64(-1.5707963267948966)
-_NPIO2_2_64 = _f64(-6.123233995736766e-17)
-_NPIO2_3_64 = _f64(1.4973849048591698e-33)
-# Fast-path domain |x| <= 2**42 (|r| <= 0.7857 there); fitted on |r| <= 0.786,
-# relative errors below 2**-56.2 / 2**-60.9 (rounded coefficients).
-_TRIG64_LIMIT = _f64(TRIG_LIMIT_F64)
+# sin/cos on |r| <= 0.786: relative errors below 2**-56.2 / 2**-60.9
+# (rounded coefficients).
 _SIN64_0 = _f64(-0.1666666666666664)
 _SIN64_1 = _f64(0.008333333333323598)
 _SIN64_2 = _f64(-0.00019841269830085073)
@@ -407,55 +403,6 @@ def sigmoid_f32(x):
     return _div(_ONE32 if x >= _ZERO32 else e, _ONE32 + e)
 
 
-@_jitable
-def _sin_poly_f32(r, q):
-    """sin(r + q*pi/2) from the reduced argument r and quadrant q."""
-    z = r * r
-    s = _fma(z, _SIN32_3, _SIN32_2)
-    s = _fma(s, z, _SIN32_1)
-    s = _fma(s, z, _SIN32_0)
-    s = _fma(r * z, s, r)
-    c = _fma(z, _COS32_3, _COS32_2)
-    c = _fma(c, z, _COS32_1)
-    c = _fma(c, z, _COS32_0)
-    # 1 - z/2 loses the low bits of z/2; recover them (and the rounding of
-    # z = r*r) exactly so cos stays within ~1 ulp near |r| = pi/4.
-    hz = _HALF32 * z
-    w = _ONE32 - hz
-    lo = ((_ONE32 - w) - hz) - _HALF32 * _fma(r, r, -z)
-    c = w + _fma(z * z, c, lo)
-    v = c if (q & 1) != 0 else s
-    return -v if (q & 2) != 0 else v
-
-
-@_jitable
-def _trig_reduce_f32(x):
-    t = _fma(x, _2_OVER_PI32, _SHIFT32)
-    j = t - _SHIFT32
-    r = _fma(j, _NPIO2_1_32, x)
-    r = _fma(j, _NPIO2_2_32, r)
-    r = _fma(j, _NPIO2_3_32, r)
-    return r, _f32(t).view(_i32)            # low bits of the view = j mod 4
-
-
-# No libm fallback past the limit: LLVM treats llvm.sin as speculatable,
-# if-converts the branch and then calls sinf for *every* lane of every vector
-# (slower than plain libm).  NaN flags the unsupported input instead.
-@_jitable
-def sin_f32(x):
-    r, q = _trig_reduce_f32(x)
-    v = _sin_poly_f32(r, q)
-    v = x if x == _ZERO32 else v          # the reduction loses the sign of -0
-    return v if abs(x) <= _TRIG32_LIMIT else _NAN32 + x
-
-
-@_jitable
-def cos_f32(x):
-    r, q = _trig_reduce_f32(x)
-    v = _sin_poly_f32(r, q + 1)             # cos(x) = sin(x + pi/2)
-    return v if abs(x) <= _TRIG32_LIMIT else _NAN32 + x
-
-
 # ==========================================================================
 # float64 implementations
 # ==========================================================================
@@ -570,8 +517,210 @@ def sigmoid_f64(x):
     return _div(_ONE64 if x >= _ZERO64 else e, _ONE64 + e)
 
 
+# ==========================================================================
+# sin and cos, both dtypes, over the full range
+# ==========================================================================
+# Argument reduction is Payne-Hanek style for every |x| > pi/4, written in
+# double-precision arithmetic so that it vectorizes: x = m * 2**s with an
+# integer mantissa m, and x * 2/pi (mod 4) = m * (V0 + V1 + V2 + V3), where
+# V0..V3 are consecutive 53-bit chunks of 2/pi, pre-scaled so that chunk
+# k holds the bits of weight 2**(1 - 53k) down to 2**(-51 - 53k) *after*
+# multiplying by 2**s; the higher bits of 2/pi only add multiples of 4.  The
+# chunks for every s come from one table (the loads become vector gathers).
+# Products are split exactly with FMA (two_prod), integer parts removed
+# exactly, and the fraction f (|f| <= 1/2) summed in double-double:
+# float32 needs two chunks (24-bit m), float64 four.  f is at least 2**-62
+# for any double (2**-30 for any float32), so f keeps full relative
+# accuracy.  |x| <= pi/4 takes r = x directly (tiny and denormal x too).
+#
+# Every lane computes the reduction: a branch to a cheaper path for small
+# |x| would be if-converted by LLVM (both sides computed) anyway, and a
+# libm fallback would be called for every lane.  float32 inputs are reduced
+# and evaluated in double, then rounded once (about 0.55 ulp).  Cost, one
+# core of the 2-core test machine: 2.1 (float32) / 5.0 (float64) ns per
+# element, of which the table gathers are ~0.7 / ~1.4; the earlier
+# |x| <= 2**22 / 2**42 Cody-Waite versions took 0.44 / 1.03.  Getting that
+# back needs the kernel loop's help: run a Cody-Waite version and fix up
+# the (rare) blocks that held a huge argument.
+
+# 2/pi in hex, 1216 bits (the table needs bits up to 1182 for float64's
+# largest exponent); checked against mpmath in the tests.
+_2_OVER_PI_HEX = (
+    "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561b7246e3a"
+    "424dd2e006492eea09d1921cfe1deb1cb129a73ee88235f52ebb4484e99c7026b45f7e41"
+    "3991d639835339f49c845f8bbdf9283b1ff897ffde05980fef2f118b5a0a6d1f6d367ecf"
+    "27cb09b74f463f669e5fea2d7527bac7ebe5f17b3d0739f78a5292ea6bfb5fb11f8d5d08"
+    "56033046fc7b6bab")
+# x = m * 2**s, s = biased exponent - 1075 (float64, m < 2**53) or - 150
+# (float32, m < 2**24).  |x| > pi/4 means s >= -53 (float64) / -24 (float32).
+_TRIG_S_MIN = -53
+_TRIG_S_MAX = 2046 - 1075
+
+
+def _two_over_pi_chunks():
+    """Row s - _TRIG_S_MIN: V0..V3 as above (exact doubles)."""
+    nbits = 4 * len(_2_OVER_PI_HEX)
+    bits = int(_2_OVER_PI_HEX, 16)      # 2/pi * 2**nbits; bit i at nbits - i
+    rows = []
+    for s in range(_TRIG_S_MIN, _TRIG_S_MAX + 1):
+        row = []
+        for k in range(4):
+            last = s - 1 + 53 * k + 52   # bits s-1+53k ... last of 2/pi
+            chunk = (bits >> (nbits - last)) & ((1 << 53) - 1)
+            row.append(float(chunk) * 2.0 ** (-53 * k - 51))
+        rows.append(row)
+    return np.array(rows, np.float64).ravel()
+
+
+_TRIG_TABLE = _two_over_pi_chunks()
+_TRIG_ROW = _i64(4)
+_TRIG_IDX_OFF = _i64(-_TRIG_S_MIN)
+_TRIG_IDX_MAX = _i64(_TRIG_S_MAX - _TRIG_S_MIN)
+
+_PIO4_64 = _f64(0.7853981633974483)
+_PIO4_32 = _f32(0.7853981633974483)
+_PIO2_HI64 = _f64(1.5707963267948966)
+_PIO2_LO64 = _f64(6.123233995736766e-17)
+_TWO52_64 = _f64(4503599627370496.0)
+_QUARTER64 = _f64(0.25)
+_FOUR64 = _f64(4.0)
+_ABS64_MASK = _i64(0x7FFFFFFFFFFFFFFF)
+_M53_EXP_BITS = _i64(0x4330000000000000)   # exponent field of 2**52
+_M64_BIAS = _i64(1075)
+_ABS32_MASK = _i32(0x7FFFFFFF)
+_IMPLICIT32 = _i32(0x00800000)
+_M32_BIAS = _i64(150)
+
+# The float32 polynomials in double.
+_SIN32D_0 = _f64(_SIN32_0)
+_SIN32D_1 = _f64(_SIN32_1)
+_SIN32D_2 = _f64(_SIN32_2)
+_SIN32D_3 = _f64(_SIN32_3)
+_COS32D_0 = _f64(_COS32_0)
+_COS32D_1 = _f64(_COS32_1)
+_COS32D_2 = _f64(_COS32_2)
+_COS32D_3 = _f64(_COS32_3)
+
+
+def _inlined(fn):
+    """register_jitable, Numba-inlined into CPU callers (see _on_cpu)."""
+    return register_jitable(inline=_on_cpu)(fn)
+
+
+@_jitable
+def _two_sum(a, b):
+    """(s, e) with s = RN(a + b) and s + e = a + b exactly."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@_jitable
+def _rint64(v):
+    """Nearest integer, |v| < 2**51."""
+    return (v + _SHIFT64) - _SHIFT64
+
+
+@_jitable
+def _rint_pos64(v):
+    """Nearest integer, v >= 0 of any size."""
+    return v if v >= _TWO52_64 else (v + _TWO52_64) - _TWO52_64
+
+
+@_jitable
+def _trig_row(s):
+    i = s + _TRIG_IDX_OFF                   # clamped: other lanes are unused
+    i = _i64(0) if i < _i64(0) else i
+    return (_TRIG_IDX_MAX if i > _TRIG_IDX_MAX else i) * _TRIG_ROW
+
+
+@_inlined
+def _trig_reduce_f64(x):
+    """(r, q): |x| = r + q*pi/2 (mod 2pi), |r| <= pi/4 + tiny.  The sign is
+    left to the caller: sin(-x) = -sin(x) costs one sign flip at the end,
+    which also turns sin(-0.0) into -0.0."""
+    bits = _f64(x).view(_i64) & _ABS64_MASK
+    # the integer mantissa, 2**52 <= m < 2**53
+    m = _i64((bits & _MANT64_MASK) | _M53_EXP_BITS).view(_f64)
+    i = _trig_row((bits >> _MANT64_BITS) - _M64_BIAS)
+    v0 = _TRIG_TABLE[i]
+    v1 = _TRIG_TABLE[i + 1]
+    v2 = _TRIG_TABLE[i + 2]
+    v3 = _TRIG_TABLE[i + 3]
+    p0 = m * v0                             # < 2**55
+    e0 = _fma(m, v0, -p0)
+    p1 = m * v1                             # < 4
+    e1 = _fma(m, v1, -p1)
+    p2 = m * v2                             # < 2**-51
+    e2 = _fma(m, v2, -p2)
+    p3 = m * v3                             # < 2**-104
+    k0 = _rint_pos64(p0)
+    p0 = p0 - k0
+    k0 = k0 - _FOUR64 * _rint_pos64(k0 * _QUARTER64)   # k0 mod 4, exactly
+    a, ae = _two_sum(p0, e0)
+    k1 = _rint64(a)
+    a = a - k1
+    b, be = _two_sum(a, p1)
+    k2 = _rint64(b)
+    b = b - k2
+    # The middle terms (~2**-51) are added exactly; what is left is below
+    # 2**-52 |b| (+ 2**-104), so f keeps its relative accuracy even when
+    # the sum cancels down to 2**-62.
+    c, c1 = _two_sum(b, p2)
+    c, c2 = _two_sum(c, e1)
+    c, c3 = _two_sum(c, ae)
+    c, c4 = _two_sum(c, be)
+    lo = ((c1 + c2) + (c3 + c4)) + (e2 + p3)
+    f = c + lo
+    flo = lo - (f - c)
+    r = f * _PIO2_HI64                  # r = (f + flo) * pi/2, one rounding
+    r = r + (_fma(f, _PIO2_HI64, -r) + _fma(f, _PIO2_LO64, flo * _PIO2_HI64))
+    q = _i64(k0 + k1 + k2)
+    small = abs(x) <= _PIO4_64
+    return (abs(x) if small else r), (_i64(0) if small else q)
+
+
+@_inlined
+def _trig_reduce_f32(x):
+    """As _trig_reduce_f64 for a float32 x; r is a double."""
+    a = _f32(x).view(_i32) & _ABS32_MASK
+    m = _f64(_i32((a & _MANT32_MASK) | _IMPLICIT32))   # 2**23 <= m < 2**24
+    i = _trig_row(_i64(a >> _MANT32_BITS) - _M32_BIAS)
+    v0 = _TRIG_TABLE[i]
+    v1 = _TRIG_TABLE[i + 1]
+    p0 = m * v0                             # < 2**26
+    e0 = _fma(m, v0, -p0)
+    t = p0 + _SHIFT64
+    p0 = p0 - (t - _SHIFT64)
+    b, be = _two_sum(p0, e0)
+    # m * v1 < 2**-27: near a cancellation b is as small and b + (...) is
+    # exact up to 2**-80.
+    f = b + (be + m * v1)
+    r = f * _PIO2_HI64
+    q = _f64(t).view(_i64)                  # low bits: the integer part
+    small = abs(x) <= _PIO4_32
+    return (_f64(abs(x)) if small else r), (_i64(0) if small else q)
+
+
+@_jitable
+def _sin_poly_f32d(r, q):
+    """sin(r + q*pi/2) in double with the float32-accurate polynomials."""
+    z = r * r
+    s = _fma(z, _SIN32D_3, _SIN32D_2)
+    s = _fma(s, z, _SIN32D_1)
+    s = _fma(s, z, _SIN32D_0)
+    s = _fma(r * z, s, r)
+    c = _fma(z, _COS32D_3, _COS32D_2)
+    c = _fma(c, z, _COS32D_1)
+    c = _fma(c, z, _COS32D_0)
+    c = _fma(z * z, c, _fma(z, -_HALF64, _ONE64))
+    v = c if (q & 1) != 0 else s
+    return -v if (q & 2) != 0 else v
+
+
 @_jitable
 def _sin_poly_f64(r, q):
+    """sin(r + q*pi/2) from the reduced argument r and quadrant q."""
     z = r * r
     s = _fma(z, _SIN64_5, _SIN64_4)
     s = _fma(s, z, _SIN64_3)
@@ -584,6 +733,8 @@ def _sin_poly_f64(r, q):
     c = _fma(c, z, _COS64_2)
     c = _fma(c, z, _COS64_1)
     c = _fma(c, z, _COS64_0)
+    # 1 - z/2 loses the low bits of z/2; recover them (and the rounding of
+    # z = r*r) exactly so cos stays within ~1 ulp near |r| = pi/4.
     hz = _HALF64 * z
     w = _ONE64 - hz
     lo = ((_ONE64 - w) - hz) - _HALF64 * _fma(r, r, -z)
@@ -592,36 +743,42 @@ def _sin_poly_f64(r, q):
     return -v if (q & 2) != 0 else v
 
 
+# inf and nan give nan (x - x).
 @_jitable
-def _trig_reduce_f64(x):
-    t = _fma(x, _2_OVER_PI64, _SHIFT64)
-    j = t - _SHIFT64
-    r = _fma(j, _NPIO2_1_64, x)
-    r = _fma(j, _NPIO2_2_64, r)
-    r = _fma(j, _NPIO2_3_64, r)
-    return r, _f64(t).view(_i64)
+def sin_f32(x):
+    r, q = _trig_reduce_f32(x)
+    v = _f32(_sin_poly_f32d(r, q))
+    v = -v if _f32(x).view(_i32) < _i32(0) else v      # sign bit: -0.0 too
+    return v if abs(x) < _INF32 else x - x
+
+
+@_jitable
+def cos_f32(x):
+    r, q = _trig_reduce_f32(x)
+    v = _f32(_sin_poly_f32d(r, q + _i64(1)))     # cos(x) = sin(x + pi/2)
+    return v if abs(x) < _INF32 else x - x
 
 
 @_jitable
 def sin_f64(x):
     r, q = _trig_reduce_f64(x)
     v = _sin_poly_f64(r, q)
-    v = x if x == _ZERO64 else v          # the reduction loses the sign of -0
-    return v if abs(x) <= _TRIG64_LIMIT else _NAN64 + x
+    v = -v if _f64(x).view(_i64) < _i64(0) else v
+    return v if abs(x) < _INF64 else x - x
 
 
 @_jitable
 def cos_f64(x):
     r, q = _trig_reduce_f64(x)
-    v = _sin_poly_f64(r, q + 1)
-    return v if abs(x) <= _TRIG64_LIMIT else _NAN64 + x
-
+    v = _sin_poly_f64(r, q + _i64(1))
+    return v if abs(x) < _INF64 else x - x
 
 # ==========================================================================
 # dtype-generic front ends
 # ==========================================================================
-def _dispatcher(name, impl32, impl64):
-    """Return a stub whose jitted calls resolve to ``impl32``/``impl64``."""
+def _dispatcher(name, impl32, impl64, device=None):
+    """Return a stub whose jitted calls resolve to ``impl32``/``impl64``, or
+    to ``device`` (if given) when compiling for a GPU."""
     ufunc = getattr(np, name, None)
 
     def stub(x):
@@ -631,24 +788,26 @@ def _dispatcher(name, impl32, impl64):
         return ufunc(x)
 
     def choose(x):
+        gpu = device is not None and current_target() != "cpu"
+        f32, f64 = (device, device) if gpu else (impl32, impl64)
         if isinstance(x, types.Float):
             if x.bitwidth == 32:
-                return impl32
+                return f32
             if x.bitwidth == 64:
-                return impl64
+                return f64
         if isinstance(x, (types.Integer, types.Boolean)):
             def via_f64(x):
-                return impl64(_f64(x))
+                return f64(_f64(x))
             return via_f64
         return None
 
     stub.__name__ = stub.__qualname__ = "_" + name
-    overload(stub)(choose)
+    overload(stub, inline=_on_cpu)(choose)
     return stub, choose
 
 
-def _public(name, impl32, impl64, doc):
-    stub, choose = _dispatcher(name, impl32, impl64)
+def _public(name, impl32, impl64, doc, device=None):
+    stub, choose = _dispatcher(name, impl32, impl64, device)
 
     def fn(x):
         return stub(x)
@@ -657,7 +816,7 @@ def _public(name, impl32, impl64, doc):
     fn.__doc__ = doc
     fn.__module__ = __name__
     # Also let jitted code call ``scalar_math.<name>`` directly.
-    overload(fn)(choose)
+    overload(fn, inline=_on_cpu)(choose)
     return fn
 
 
@@ -672,7 +831,19 @@ tanh = _public("tanh", tanh_f32, tanh_f64, "Hyperbolic tangent; saturates "
                "to +-1, keeps the sign of zero.")
 sigmoid = _public("sigmoid", sigmoid_f32, sigmoid_f64, "1 / (1 + exp(-x)) "
                   "without overflow; relative accuracy also for x << 0.")
-sin = _public("sin", sin_f32, sin_f64, "Sine for |x| <= 2**22 (float32) / "
-              "2**42 (float64); nan beyond (and for inf, nan).")
-cos = _public("cos", cos_f32, cos_f64, "Cosine for |x| <= 2**22 (float32) / "
-              "2**42 (float64); nan beyond (and for inf, nan).")
+# On a GPU sin and cos use the device library's (libdevice: full range,
+# within 2 ulp): its rare slow path for huge arguments costs only the lanes
+# that take it, and the float32 version stays in float32 where ours works
+# in double (slow on many GPUs).  Not measured on a GPU yet.
+def _device_sin(x):
+    return math.sin(x)
+
+
+def _device_cos(x):
+    return math.cos(x)
+
+
+sin = _public("sin", sin_f32, sin_f64, "Sine over the full range; nan for "
+              "inf and nan, keeps the sign of zero.", _device_sin)
+cos = _public("cos", cos_f32, cos_f64, "Cosine over the full range; nan "
+              "for inf and nan.", _device_cos)

@@ -40,6 +40,9 @@ class LinearBackward(Node):
     """``out = x @ W.T + b`` over the last dimension of ``x``."""
 
     __slots__ = ("x_shape", "has_bias", "_op_name")
+    # Every gradient is a new GEMM result or a new sum: a leaf (the weight, the
+    # bias) takes it as its ``.grad`` without a copy.
+    returns_fresh = True
 
     def __init__(self, x, weight, bias):
         super().__init__([x, weight] if bias is None else [x, weight, bias])
@@ -54,7 +57,7 @@ class LinearBackward(Node):
 
     def backward(self, grad):
         weight, x = self.saved_values()
-        g2 = grad.reshape(-1, grad.shape[-1]) if grad.ndim else grad.reshape(1, 1)
+        g2 = grad.reshape(-1, grad.shape[-1])
         grads = [None, None]
         if weight is not None:
             grads[0] = (g2 @ weight).reshape(self.x_shape)
@@ -65,15 +68,34 @@ class LinearBackward(Node):
         return grads
 
 
+# Out-features at or below which (with at least as many rows) the CPU forward
+# multiplies by a contiguous copy of W.T (see linear).
+_SKINNY = 64
+
+
 def linear(x, weight, bias):
-    """Raw ``x @ weight.T + bias`` with autograd; shapes already checked."""
+    """Raw ``x @ weight.T + bias`` with autograd; shapes already checked.
+    One GEMM (into the caching allocator's memory on the CPU) and the bias
+    added in place."""
     xd = x._data
-    out = x._backend.matmul(xd.reshape(-1, xd.shape[-1]), weight._data.T)
+    backend = x._backend
+    wd = weight._data
+    x2 = xd.reshape(-1, xd.shape[-1])
+    wt = wd.T
+    if backend is cpu and wd.shape[0] <= _SKINNY and x2.shape[0] >= _SKINNY:
+        # A classifier head (few outputs, a batch of rows): right after a large
+        # product, OpenBLAS multiplied by the transposed skinny weight up to 3.7x
+        # slower than by a contiguous copy (256x256 @ (10x256).T: 77 us against
+        # 21 us, copy included; 31 against 23 in another run). The copy is at
+        # most _SKINNY rows of the weight.
+        wt = np.ascontiguousarray(wt)
+    out = _gemm(backend, x2, wt, (x2.shape[0], wd.shape[0]))
     if bias is not None:
         out += bias._data
-    out = out.reshape(xd.shape[:-1] + (weight._data.shape[0],))
+    if xd.ndim != 2:
+        out = out.reshape(xd.shape[:-1] + (wd.shape[0],))
     node = LinearBackward(x, weight, bias) if _recording(x, weight, bias) else None
-    return Tensor._from_op(out, node, x.dtype, x._backend)
+    return Tensor._from_op(out, node, x.dtype, backend)
 
 
 # ------------------------------------------------------------- convolution

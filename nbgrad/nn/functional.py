@@ -8,7 +8,7 @@ from .. import dtypes
 from ..ops.reductions import log_softmax as _log_softmax
 from ..ops.reductions import softmax as _softmax
 from ..tensor import Tensor
-from . import _conv, _rows
+from . import _conv, _nll, _rows
 
 _C_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
@@ -46,26 +46,29 @@ def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over the last dimension of ``input``."""
     _check_tensor("linear", input)
     _check_tensor("linear", weight, "weight")
-    if weight.ndim != 2:
-        raise RuntimeError(f"linear(): weight must be 2-D, got shape {list(weight.shape)}")
-    if input.ndim == 0:
+    # Raw shapes: this runs for every layer call, and the checks are its Python cost.
+    x_shape, w_shape = input._data.shape, weight._data.shape
+    if len(w_shape) != 2:
+        raise RuntimeError(f"linear(): weight must be 2-D, got shape {list(w_shape)}")
+    if not x_shape:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and 2D")
-    if input.shape[-1] != weight.shape[1]:
-        rows = int(np.prod(input.shape[:-1])) if input.ndim > 1 else 1
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
-                           f"and {weight.shape[1]}x{weight.shape[0]})")
+    if x_shape[-1] != w_shape[1]:
+        rows = int(np.prod(x_shape[:-1])) if len(x_shape) > 1 else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x_shape[-1]} "
+                           f"and {w_shape[1]}x{w_shape[0]})")
     _same_device(input, weight)
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                            f"{_C_NAMES[input.dtype.name]} and {_C_NAMES[weight.dtype.name]}")
     if bias is not None:
         _check_tensor("linear", bias, "bias")
-        if tuple(bias.shape) not in ((weight.shape[0],), (1,), ()):
-            raise RuntimeError(f"linear(): bias of shape {list(bias.shape)} does not match "
-                               f"out_features {weight.shape[0]}")
+        b_shape = bias._data.shape
+        if b_shape not in ((w_shape[0],), (1,), ()):
+            raise RuntimeError(f"linear(): bias of shape {list(b_shape)} does not match "
+                               f"out_features {w_shape[0]}")
         _same_dtype("linear", input, bias)
-        if bias.ndim != 1 or bias.shape[0] != weight.shape[0]:
-            bias_full = bias.expand(weight.shape[0])
+        if b_shape != (w_shape[0],):
+            bias_full = bias.expand(w_shape[0])
             return _conv.linear(input, weight, None) + bias_full
     return _conv.linear(input, weight, bias)
 
@@ -364,31 +367,6 @@ def _host_targets(input, target):
     return target._backend.to_numpy(target._data)
 
 
-def _nll(logp2, target, weight, ignore_index, reduction):
-    """``logp2``: (M, C) log-probabilities; ``target``: M class indices (a
-    host array); ``weight``: raw class weights on ``logp2``'s device, or None."""
-    backend = logp2._backend
-    classes = logp2.shape[1]
-    flat = target.reshape(-1)
-    ignored = flat == ignore_index
-    bad = (~ignored) & ((flat < 0) | (flat >= classes))
-    if bad.any():
-        raise IndexError(f"Target {int(flat[bad][0])} is out of bounds.")
-    safe = np.where(ignored, 0, flat)
-    dtype = logp2.dtype
-    scale = np.ones(flat.shape, dtype=dtype.numpy) if weight is None else \
-        backend.to_numpy(weight)[safe]
-    scale[ignored] = 0
-    picked = logp2[np.arange(flat.shape[0]), safe]
-    loss = picked * Tensor._wrap(backend.asarray(-scale), dtype, backend)
-    if reduction == "none":
-        return loss, scale
-    total = loss.sum()
-    if reduction == "sum":
-        return total, scale
-    return total / dtype.numpy.type(scale.sum()), scale
-
-
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``."""
     _check_reduction(reduction)
@@ -399,8 +377,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     _check_targets(input, target)
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     w = _weight_array(weight, classes, input)
-    loss, _ = _nll(_class_last(input), _host_targets(input, target), w, ignore_index, reduction)
-    return loss.reshape(_loss_shape(input, target)) if reduction == "none" else loss
+    loss, _ = _nll.nll_loss(input, _host_targets(input, target), w, ignore_index, reduction,
+                            _loss_shape(input, target))
+    return loss
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
@@ -422,14 +401,14 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         return _cross_entropy_probs(input, logp, target, w, classes, class_dim, reduction,
                                     label_smoothing)
     _check_targets(input, target)
-    logp2 = _class_last(logp)
     host_target = _host_targets(input, target)
-    nll, scale = _nll(logp2, host_target, w, ignore_index, reduction)
-    if reduction == "none":
-        nll = nll.reshape(_loss_shape(input, target))
+    # NllLoss over LogSoftmax: the two nodes PyTorch's cross_entropy records.
+    nll, total_weight = _nll.nll_loss(logp, host_target, w, ignore_index, reduction,
+                                      _loss_shape(input, target))
     if label_smoothing == 0.0:
         return nll
     backend = input._backend
+    logp2 = _class_last(logp)
     mask = (host_target.reshape(-1) != ignore_index).astype(input.dtype.numpy)
     weighted = logp2 if w is None else logp2 * Tensor._wrap(w, input.dtype, backend)
     smooth = weighted.sum(1) * Tensor._wrap(backend.asarray(-mask), input.dtype, backend)
@@ -438,7 +417,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     elif reduction == "sum":
         smooth = smooth.sum()
     else:
-        smooth = smooth.sum() / input.dtype.numpy.type(scale.sum())
+        smooth = smooth.sum() / input.dtype.numpy.type(total_weight)
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
 
 

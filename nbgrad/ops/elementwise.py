@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import _SEQUENCE, InputMeta, Node, SavedTensor
+from ..autograd.graph import _SEQUENCE, Node, SavedTensor, _metas, input_meta
 from ..tensor import Tensor
 from . import mutation
 from .broadcasting import broadcast_shapes
@@ -59,6 +59,13 @@ class ElementwiseOp:
         self.passthrough = frozenset(i for i in self.differentiable if _is_identity(
             self._derivatives[i], self._grad_params[i]))
         self._reads = {}
+        self._by_mask = {}
+        # dtype -> _Plan for calls with one (two) arguments that are all
+        # tensors of that dtype (on one device: the plan's, checked on use);
+        # found without building a key. Only calls of the right arity get in:
+        # a plan is made (and _prepare's checks pass) before it is stored.
+        self._same_dtype1 = {}
+        self._same_dtype2 = {}
         self.domain = domain
         self.method = method
         self.op_name = title or "".join(part.title() for part in name.split("_"))
@@ -76,6 +83,14 @@ class ElementwiseOp:
         spec = self._reads.get(needed)
         if spec is None:
             spec = self._reads[needed] = _BackwardSpec(self, needed)
+        return spec
+
+    def _spec_for_mask(self, mask):
+        """``backward_spec`` keyed by a bit mask (bit k: input k needs a gradient)."""
+        spec = self._by_mask.get(mask)
+        if spec is None:
+            spec = self._by_mask[mask] = self.backward_spec(
+                tuple(bool(mask >> k & 1) for k in range(len(self.inputs))))
         return spec
 
     def grad_params(self, i):
@@ -115,7 +130,7 @@ class _BackwardSpec:
     saves, which gradients the fused kernel computes, which pass ``g`` through,
     and the backends' kernel runners for it."""
 
-    __slots__ = ("row", "reads", "saves", "saves_out", "wanted", "passed", "runners")
+    __slots__ = ("row", "reads", "saves", "saves_out", "wanted", "passed", "runners", "direct")
 
     def __init__(self, row, needed):
         self.row = row
@@ -126,6 +141,9 @@ class _BackwardSpec:
         self.passed = tuple(i for i in active if i in row.passthrough)
         self.wanted = tuple(i for i in active if i not in row.passthrough)
         self.runners = {}
+        # The kernel computes every input's gradient, in input order: its
+        # result is the node's result as it is.
+        self.direct = not self.passed and self.wanted == tuple(range(len(row.inputs)))
 
     def runner(self, backend, kinds):
         """``run(grad, args, out) -> gradients of the wanted inputs`` on
@@ -147,79 +165,123 @@ class _BackwardSpec:
         return run
 
 
+class _Recipe:
+    """What every node of one op, dtype, device and set of inputs needing a
+    gradient shares: made once per plan and gradient mask (``_Plan.recipes``),
+    so a node stores one reference instead of copying each field."""
+
+    __slots__ = ("row", "dtype", "backend", "title", "spec", "kinds", "cast", "nones", "one_save",
+                 "run")
+
+    def __init__(self, row, args, dtype, backend, mask, inplace, title):
+        self.row, self.dtype, self.backend = row, dtype, backend
+        self.title = title or row.op_name
+        self.spec = spec = row._by_mask.get(mask) or row._spec_for_mask(mask)
+        kinds = None  # what the backward kernel sees: "s" a saved number, else "a"
+        cast = False
+        for k in spec.saves:
+            if not isinstance(args[k], Tensor):
+                kinds = (kinds or "a" * len(args))
+                kinds = kinds[:k] + "s" + kinds[k + 1:]
+            elif args[k].dtype is not dtype:
+                cast = True
+        self.kinds, self.cast = kinds, cast
+        self.nones = (None,) * len(args)
+        # The common case, saved without a loop: one saved tensor used as it is.
+        self.one_save = spec.saves[0] if (
+            len(spec.saves) == 1 and kinds is None and not cast and not inplace) else None
+        self.run = None  # the backend's kernel runner, found on the first backward
+
+
 class ElementwiseBackward(Node):
-    __slots__ = ("row", "args", "out", "dtype", "backend", "title", "spec", "kinds", "cast")
+    __slots__ = ("recipe", "args", "out")
     returns_fresh = True  # kernel outputs are new buffers; passthroughs are ``grad`` itself
 
-    def __init__(self, row, args, dtype, backend, inplace=False, title=None):
+    def __init__(self, row, args, dtype, backend, inplace=False, title=None, recipes=None):
+        """``recipes``: the plan's cache of recipes by gradient mask (None: make one)."""
         # Node.__init__, inlined: this runs for every recorded op.
         edges = []
         metas = []
-        needed = []
+        mask = 0
+        bit = 1
         for t in args:
             edge = None
             if isinstance(t, Tensor):
-                fn = t._grad_fn
-                if t._base is None:  # not a view: Tensor._gradient_edge, inlined
-                    if fn is not None:
-                        edge = fn
-                    elif t._requires_grad:
-                        ref = t._grad_accumulator
-                        edge = (ref() if ref is not None else None) or t._gradient_edge()
-                elif t.requires_grad:
-                    edge = t._gradient_edge()
+                edge = t._grad_fn
+                if t._base is not None:
+                    edge = t._gradient_edge() if t.requires_grad else None
+                elif edge is None and t._requires_grad:  # a leaf: Tensor._gradient_edge
+                    ref = t._grad_accumulator
+                    edge = (ref() if ref is not None else None) or t._gradient_edge()
+            edges.append(edge)
             if edge is None:
-                edges.append(None)
                 metas.append(None)
-                needed.append(False)
-            else:
-                edges.append(edge)
-                metas.append(InputMeta(t))
-                needed.append(True)
+            else:  # graph.input_meta, inlined
+                metas.append(_metas.get((t._data.shape, t.dtype, backend)) or input_meta(t))
+                mask |= bit
+            bit <<= 1
         self.next_edges = edges
         self.input_meta = metas
         self.pre_hooks = None
         self.retained = None
         self.sequence_nr = next(_SEQUENCE)
-        self.row, self.dtype, self.backend = row, dtype, backend
-        self.title = title or row.op_name
-        needed = tuple(needed)
-        spec = row._reads.get(needed) or row.backward_spec(needed)
-        self.spec = spec
-        saved = [None] * len(args)
+        recipe = None if recipes is None else recipes.get(mask)
+        if recipe is None:
+            recipe = _Recipe(row, args, dtype, backend, mask, inplace, title)
+            if recipes is not None:
+                recipes[mask] = recipe
+        self.recipe = recipe
+        spec = recipe.spec
+        self.out = spec.saves_out
+        k = recipe.one_save
+        if k is not None:
+            saved = list(recipe.nones)
+            saved[k] = s = SavedTensor(args[k])
+            self.args = saved
+            self.saved = (s,)
+            return
+        if not spec.saves:
+            self.args = recipe.nones
+            self.saved = ()
+            return
+        saved = list(recipe.nones)
         tensors = []
-        kinds = None  # what the backward kernel sees: "s" a saved number, else "a"
-        cast = False
         for k in spec.saves:
             a = args[k]
             if not isinstance(a, Tensor):  # a number, typed as the kernel will see it
                 saved[k] = np.bool_(a) if k in row.bool_inputs else dtype.numpy.type(a)
-                kinds = (kinds or "a" * len(args))
-                kinds = kinds[:k] + "s" + kinds[k + 1:]
                 continue
-            if a.dtype is not dtype:
-                cast = True
             if inplace and k == 0:  # the value before the write, not after it
                 a = Tensor._wrap(backend.copy(a._data), a.dtype, backend)
             saved[k] = s = SavedTensor(a)
             tensors.append(s)
         self.args = saved
-        self.kinds = kinds
-        self.cast = cast
-        self.out = spec.saves_out
         self.saved = tuple(tensors)
+
+    # The recipe's fields, read as the node's own.
+    row = property(lambda self: self.recipe.row)
+    dtype = property(lambda self: self.recipe.dtype)
+    backend = property(lambda self: self.recipe.backend)
+    spec = property(lambda self: self.recipe.spec)
 
     @property
     def op_name(self):
-        return self.title
+        return self.recipe.title
+
+    title = op_name
 
     def after_write(self, output):
         if self.out is True:
-            self.out = SavedTensor(output, output_of=self.title)
+            self.out = SavedTensor(output, output_of=self.recipe.title)
             self.saved += (self.out,)
 
+    def release_saved(self):
+        for s in self.saved:  # SavedTensor.release, inlined
+            s.data = None
+
     def backward(self, grad):
-        row, spec = self.row, self.spec
+        recipe = self.recipe
+        spec = recipe.spec
         args = self.args
         if spec.saves:
             args = list(args)
@@ -227,19 +289,31 @@ class ElementwiseBackward(Node):
                 a = args[k]
                 if a.__class__ is SavedTensor:
                     a = args[k] = a.unpack()
-                    if self.cast and a.dtype != self.dtype.numpy:
-                        args[k] = self.backend.cast(a, self.dtype.numpy)
+                    if recipe.cast and a.dtype != recipe.dtype.numpy:
+                        args[k] = recipe.backend.cast(a, recipe.dtype.numpy)
         out = self.out
-        out = out.unpack() if out.__class__ is SavedTensor else None
-        if not row.differentiable:  # a comparison written in place: zero gradient, as in PyTorch
-            return [None if e is None else self.backend.zeros(grad.shape, grad.dtype)
+        if out.__class__ is SavedTensor:  # SavedTensor.unpack's fast path, inlined
+            if out.data is not None and out.counter.value == out.version:
+                out = out.data
+            else:
+                out = out.unpack()  # raises
+        else:
+            out = None
+        if not recipe.row.differentiable:  # a comparison written in place: zero gradient, as in PyTorch
+            return [None if e is None else recipe.backend.zeros(grad.shape, grad.dtype)
                     for e in self.next_edges]
+        wanted = spec.wanted
+        if wanted:  # none when only inputs without a derivative need a gradient
+            run = recipe.run
+            if run is None:
+                run = recipe.run = spec.runner(recipe.backend, recipe.kinds)
+            grads = run(grad, args, out)
+            if spec.direct:
+                return grads
         result = [None] * len(args)
         for i in spec.passed:
             result[i] = grad
-        wanted = spec.wanted
-        if wanted:  # none when only inputs without a derivative need a gradient
-            grads = spec.runner(self.backend, self.kinds)(grad, args, out)
+        if wanted:
             if len(wanted) == 1:
                 result[wanted[0]] = grads[0]
             else:
@@ -310,7 +384,7 @@ class _Plan:
     it) or a callable (a number, typed as the kernel will see it)."""
 
     __slots__ = ("backend", "dtype", "out_dtype", "out_np", "convert", "plain", "grad_args",
-                 "forward", "empty")
+                 "run", "recipes")
 
     def __init__(self, row, args):
         backend, dtype, out_dtype, _, _ = _prepare(row, args)  # raises what _prepare raises
@@ -326,16 +400,33 @@ class _Plan:
         self.convert = tuple(convert)
         self.plain = all(c is None for c in convert)  # tensors only, none cast
         self.grad_args = tuple(i for i in row.differentiable if isinstance(args[i], Tensor))
-        self.empty = backend.empty
-        # A backend may offer a forward specialised to the argument kinds (the
-        # CPU's skips re-deriving them on every call); any backend has the plain one.
+        self.recipes = {}  # gradient mask -> _Recipe, for this plan's nodes
+        # ``run(shape, dtype, raw) -> out``. A backend may offer a forward
+        # specialised to the argument kinds (the CPU's skips re-deriving them
+        # on every call), and that one may also allocate its output itself
+        # (``.new``: the CPU's takes small outputs straight from np.empty);
+        # any backend has the plain one.
         kinds = "".join("a" if c is None or isinstance(c, np.dtype) else "s" for c in convert)
         make = getattr(backend, "elementwise_forward_for", None)
         if make is not None:
-            self.forward = make(row, kinds)
+            forward = make(row, kinds)
+            new = getattr(forward, "new", None)
+            if new is not None:
+                self.run = new
+                return
         else:
-            forward = backend.elementwise_forward
-            self.forward = lambda out, raw: forward(row, out, raw)
+            plain = backend.elementwise_forward
+
+            def forward(out, raw):
+                plain(row, out, raw)
+        empty = backend.empty
+
+        def run(shape, dtype, raw):
+            out = empty(shape, dtype)
+            forward(out, raw)
+            return out
+
+        self.run = run
 
 
 _plans = {}
@@ -377,48 +468,74 @@ def _raw_arguments(plan, args):
     return raw, shape
 
 
-def apply(row, args):
-    if len(args) == 2:  # _plan_key, unrolled for the common arities
-        a, b = args
-        if isinstance(a, Tensor):
-            if isinstance(b, Tensor):
-                key = (row, a.dtype, a._backend, not a._data.ndim, b.dtype, b._backend,
-                       not b._data.ndim)
-            else:
-                key = (row, a.dtype, a._backend, not a._data.ndim, type(b))
-        else:
-            key = _plan_key(row, args)
-    elif len(args) == 1 and isinstance(args[0], Tensor):
-        a = args[0]
-        key = (row, a.dtype, a._backend, not a._data.ndim)
-    else:
-        key = _plan_key(row, args)
+def _plan_for(row, args):
+    key = _plan_key(row, args)
     plan = _plans.get(key)
     if plan is None:
         plan = _plans[key] = _Plan(row, args)
-    if plan.plain and len(args) == 1:
-        raw = [args[0]._data]
-        shape = raw[0].shape
-    elif plan.plain and len(args) == 2 and args[0]._data.shape == args[1]._data.shape:
-        raw = [args[0]._data, args[1]._data]
-        shape = raw[0].shape
+    return plan
+
+
+def apply(row, args):
+    a = args[0] if args else None
+    if len(args) == 2:
+        b = args[1]
+        if (isinstance(b, Tensor) and isinstance(a, Tensor) and a.dtype is b.dtype
+                and a._backend is b._backend):
+            # Two tensors of one dtype: the plan depends on the dtype alone
+            # (zero-dim inputs change promotion only between different dtypes).
+            plan = row._same_dtype2.get(a.dtype)
+            if plan is None or plan.backend is not a._backend:
+                plan = _plan_for(row, args)
+                row._same_dtype2[a.dtype] = plan
+            data = a._data
+            if plan.plain and data.shape == b._data.shape:
+                raw = [data, b._data]
+                shape = data.shape
+            else:
+                raw, shape = _raw_arguments(plan, args)
+        else:
+            plan = _plan_for(row, args)
+            raw, shape = _raw_arguments(plan, args)
+    elif len(args) == 1 and isinstance(a, Tensor):
+        plan = row._same_dtype1.get(a.dtype)  # one tensor: likewise
+        if plan is None or plan.backend is not a._backend:
+            plan = _plan_for(row, args)
+            row._same_dtype1[a.dtype] = plan
+        if plan.plain:
+            raw = [a._data]
+            shape = a._data.shape
+        else:
+            raw, shape = _raw_arguments(plan, args)
     else:
+        plan = _plan_for(row, args)
         raw, shape = _raw_arguments(plan, args)
-    out = plan.empty(shape, plan.out_np)
-    plan.forward(out, raw)
+    out = plan.run(shape, plan.out_np, raw)
     node = None
     if _grad_state.enabled:
         for i in plan.grad_args:
             t = args[i]  # Tensor.requires_grad, inlined
             if t._requires_grad or t._grad_fn is not None or (
                     t._base is not None and t._base.requires_grad):
-                node = ElementwiseBackward(row, args, plan.dtype, plan.backend)
+                node = ElementwiseBackward(row, args, plan.dtype, plan.backend, False, None,
+                                           plan.recipes)  # positional: a cheaper call
                 break
-    result = Tensor._from_op(out, node, plan.out_dtype, plan.backend)
+    result = _new(Tensor)  # Tensor._from_op, inlined
+    result._data = out
+    result._backend = plan.backend
+    result.dtype = plan.out_dtype
+    result._vc = None
+    result._base = None
+    result._requires_grad = False
+    result._grad_fn = node
+    result._grad = None
     if node is not None and node.out is True:  # node.after_write, inlined
-        node.out = saved = SavedTensor(result, node.title)
+        node.out = saved = SavedTensor(result, node.recipe.title)
         node.saved += (saved,)
     return result
+
+
+_new = object.__new__
 
 
 def apply_inplace(row, self, args, op_name=None):

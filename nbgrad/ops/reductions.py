@@ -10,6 +10,7 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, SavedTensor
 from ..backends import backend_of
 from ..tensor import Tensor
+from . import _softmax_rows as _rows
 
 
 def _return_type(name):
@@ -228,6 +229,8 @@ class SoftmaxBackward(Node):
 
     def backward(self, grad):
         (y,) = self.saved_values()
+        if _rows.applies(self.dim, grad, y):
+            return [_rows.softmax_backward(grad, y)]
         return [self._run(backend_of(grad).softmax_backward, grad, y)]
 
     def _run(self, kernel, grad, y):
@@ -242,6 +245,8 @@ class LogSoftmaxBackward(SoftmaxBackward):
 
     def backward(self, grad):
         (y,) = self.saved_values()
+        if _rows.applies(self.dim, grad, y):
+            return [_rows.log_softmax_backward(grad, y)]
         return [self._run(backend_of(grad).log_softmax_backward, grad, y)]
 
 
@@ -259,7 +264,10 @@ def _softmax(self, dim, dtype, log):
     if self.ndim == 0:
         x = x.reshape(1)
     # Shifted by the maximum so exp never overflows; an all -inf slice gives NaN, as in PyTorch.
-    data = (backend.log_softmax if log else backend.softmax)(x, axis)
+    if _rows.applies(axis, x):  # CPU, last axis: one pass per row
+        data = (_rows.log_softmax if log else _rows.softmax)(x)
+    else:
+        data = (backend.log_softmax if log else backend.softmax)(x, axis)
     data = data.reshape(self._data.shape)
     node = None
     if _recording(self):

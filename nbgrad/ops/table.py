@@ -7,9 +7,7 @@ forward saves. Kernels (CPU and CUDA, forward, fused backward, in-place) are
 generated from these rows; tests are driven by them.
 
 Transcendentals come from ``scalar_math`` (called as ``sm.exp``: plain
-arithmetic that vectorizes, where libm's calls do not), except sin and cos,
-which stay with libm because the vectorized ones are exact only for
-|x| < 2**22 (float32).
+arithmetic that vectorizes, where libm's calls do not).
 """
 import math
 
@@ -58,8 +56,8 @@ ROWS = [
     Row("sqrt", lambda a: math.sqrt(a), {"a": lambda g, out: g / (2 * out)},
         result="float", domain=(0.1, 4.0)),
     Row("abs", lambda a: abs(a), {"a": lambda g, a: g * _sign(a)}),
-    Row("sin", lambda a: math.sin(a), {"a": lambda g, a: g * math.cos(a)}, result="float"),
-    Row("cos", lambda a: math.cos(a), {"a": lambda g, a: -g * math.sin(a)}, result="float"),
+    Row("sin", lambda a: sm.sin(a), {"a": lambda g, a: g * sm.cos(a)}, result="float"),
+    Row("cos", lambda a: sm.cos(a), {"a": lambda g, a: -g * sm.sin(a)}, result="float"),
     Row("tanh", lambda a: sm.tanh(a), {"a": lambda g, out: g * (1 - out * out)}, result="float"),
     Row("sigmoid", lambda a: sm.sigmoid(a),
         {"a": lambda g, out: g * out * (1 - out)}, result="float"),

@@ -96,3 +96,31 @@ def test_functional_linear_shape_error_matches_torch():
 def test_identity_passes_through():
     x = nbgrad.randn(3)
     assert nn.Identity(54, unused="x")(x) is x
+
+
+def test_linear_gradients_taken_without_a_copy_stay_independent():
+    """LinearBackward hands its new gradient buffers to the leaves (no copy):
+    accumulating a second backward into them, and writing into one leaf's
+    .grad, must leave every other array as PyTorch leaves it."""
+    rng = np.random.default_rng(3)
+    x, g = rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
+    tl = torch.nn.Linear(4, 3).double()
+    nl = nn.Linear(4, 3, dtype=nbgrad.float64)
+    copy_weights(nl, tl)
+    results = []
+    for lib, layer in ((nbgrad, nl), (torch, tl)):
+        xt = lib.tensor(x, requires_grad=True)
+        gt = lib.tensor(g)
+        out = layer(xt)
+        out.backward(gt, retain_graph=True)
+        first = [p.grad.clone() for p in (xt, layer.weight, layer.bias)]
+        out.backward(gt)
+        with lib.no_grad():
+            layer.weight.grad.mul_(0)
+        results.append((first, [xt.grad, layer.bias.grad], gt, xt))
+    (ours, ours_acc, ng, nx), (theirs, theirs_acc, tg, tx) = results
+    for a, e in zip(ours + ours_acc, theirs + theirs_acc):
+        assert_close(a, e)
+    np.testing.assert_array_equal(ng.numpy(), g)
+    np.testing.assert_array_equal(nx.detach().numpy(), x)
+    assert not np.shares_memory(nl.weight.grad.numpy(), nx.grad.numpy())

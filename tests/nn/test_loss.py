@@ -153,3 +153,64 @@ def test_cross_entropy_errors_match_torch():
 def test_losses_repr_like_torch():
     for name in ("MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "NLLLoss"):
         assert repr(getattr(nn, name)()) == repr(getattr(torch.nn, name)())
+
+
+def _node_chain(fn, depth=2):
+    """Names of the first ``depth`` nodes down the first input edges, without
+    PyTorch's overload suffix."""
+    names = []
+    while fn is not None and len(names) < depth:
+        names.append(type(fn).__name__.rstrip("0") if isinstance(fn, torch.autograd.graph.Node)
+                     else fn.name())
+        nxt = [f for f, _ in fn.next_functions if f is not None]
+        fn = nxt[0] if nxt else None
+    return names
+
+
+@pytest.mark.parametrize("shape,target", [((5, 4), [0, 3, 1, 2, 3]), ((4,), 2),
+                                          ((2, 4, 3, 2), [[[0, 1]] * 3, [[3, 2]] * 3])])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_and_nll_record_the_nodes_torch_records(shape, target, reduction):
+    """cross_entropy: NllLoss (NllLoss2D with spatial dims) over LogSoftmax, as PyTorch."""
+    x = np.random.default_rng(8).standard_normal(shape)
+    for fn in ("cross_entropy", "nll_loss"):
+        results = []
+        for lib in (nbgrad, torch):
+            xt = lib.tensor(x, requires_grad=True)
+            results.append(getattr(lib.nn.functional, fn)(xt, lib.tensor(target),
+                                                          reduction=reduction))
+        ours, theirs = results
+        depth = 2 if fn == "cross_entropy" else 1
+        assert _node_chain(ours.grad_fn, depth) == _node_chain(theirs.grad_fn, depth)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("options", [{}, {"weight": True, "ignore_index": 1}],
+                         ids=["plain", "weight-ignore"])
+@pytest.mark.parametrize("shape", [(6, 4), (2, 4, 3)], ids=["2d", "spatial"])
+def test_nll_loss_gradcheck(reduction, options, shape):
+    """The NllLoss node's gradient by finite differences (float64)."""
+    rng = np.random.default_rng(9)
+    x = nbgrad.tensor(rng.standard_normal(shape), requires_grad=True)
+    y = nbgrad.tensor(rng.integers(0, 4, (shape[0], *shape[2:])))
+    kwargs = {"reduction": reduction}
+    if options.get("weight"):
+        kwargs.update(weight=nbgrad.tensor(rng.uniform(0.5, 2.0, 4)), ignore_index=1)
+    assert gradcheck(lambda a: F.nll_loss(a, y, **kwargs), (x,))
+    assert gradcheck(lambda a: F.cross_entropy(a, y, **kwargs), (x,))
+
+
+def test_nll_loss_sees_in_place_writes_to_its_input_like_torch():
+    errors = []
+    for lib in (nbgrad, torch):
+        # clone: nothing but the NllLoss node saves it
+        logp = lib.tensor(np.zeros((3, 4)), requires_grad=True).clone()
+        loss = lib.nn.functional.nll_loss(logp, lib.tensor([0, 1, 2]))
+        with lib.no_grad():
+            logp.mul_(2)
+        with pytest.raises(RuntimeError) as error:
+            loss.backward()
+        errors.append(str(error.value))
+    # The same message up to the hint each library appends.
+    head = errors[1].replace("torch.", "nbgrad.").split(" instead.")[0]
+    assert errors[0].split(" instead.")[0] == head

@@ -230,6 +230,18 @@ def test_softmax_is_numerically_stable(op):
     assert np.isfinite(ours.detach().numpy()).all()
 
 
+@pytest.mark.parametrize("op", [lambda L, x: x.softmax(-1), lambda L, x: x.log_softmax(1)],
+                         ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softmax_last_axis_rows_with_nan_and_infinities_match_torch(op, dtype):
+    """The last-axis row kernel (CPU): a NaN row, an all -inf row, a row with
+    +inf, a row with -inf entries and a one-element row, forward and backward."""
+    rows = np.array([[1.0, np.nan, 2.0], [-np.inf, -np.inf, -np.inf], [np.inf, 0.0, 1.0],
+                     [-np.inf, 3.0, 2.0], [0.5, -0.5, 40.0]])
+    compare(op, rows, dtype)
+    compare(op, rows[:, :1], dtype)
+
+
 def test_softmax_sums_to_one_and_log_softmax_is_its_log():
     x = nbgrad.tensor(RANDOM * 30, dtype=nbgrad.float64)
     for dim in range(3):

@@ -12,9 +12,12 @@ import numba
 import numpy as np
 
 from ..kernel_source import backward_reads, load_module
-from .allocator import POOL_MIN_BYTES, pool
+from .allocator import _SMALL_COUNT, pool
 
 PARALLEL_THRESHOLD = 1 << 15  # elements; below it thread start-up costs more than it saves
+# Serial-sized outputs are below the pool's minimum for any dtype, so they may
+# come from np.empty directly (forward_for's ``new``, _flat_backward).
+assert PARALLEL_THRESHOLD <= _SMALL_COUNT
 
 _forward_kernels = {}
 _backward_kernels = {}
@@ -122,18 +125,34 @@ _forward_plans = {}
 
 def forward_for(row, kinds):
     """``forward`` for arguments of known kinds ("a" array, "s" scalar per
-    argument): the flat case is a dict hit and a kernel call."""
-    modules = {}
+    argument): ``run(out, args)``; the flat case is a kernel call. The runner
+    also offers ``run.new(shape, dtype, args) -> out``, the same into a new
+    array: a small flat output comes straight from ``np.empty`` (the pool
+    would hand it there anyway), saving the allocator's Python layers."""
+    module = _forward_plan(row, tuple(np.ndarray if k == "a" else np.generic for k in kinds), 1)[0]
+    serial, parallel = module.serial, module.parallel
+    empty = np.empty
+    pooled = pool.empty
 
     def run(out, args):
         if out.ndim != 1:
             return forward(row, out, args)
-        module = modules.get(1)
-        if module is None:
-            module = modules[1] = _forward_plan(row, tuple(
-                np.ndarray if k == "a" else np.generic for k in kinds), 1)[0]
-        (module.serial if out.shape[0] < PARALLEL_THRESHOLD else module.parallel)(out, *args)
+        (serial if out.shape[0] < PARALLEL_THRESHOLD else parallel)(out, *args)
 
+    def new(shape, dtype, args):
+        if len(shape) == 1:
+            if shape[0] < PARALLEL_THRESHOLD:
+                out = empty(shape, dtype)
+                serial(out, *args)
+            else:
+                out = pooled(shape, dtype)
+                parallel(out, *args)
+            return out
+        out = pooled(shape, dtype)
+        forward(row, out, args)
+        return out
+
+    run.new = new
     return run
 
 
@@ -182,10 +201,12 @@ def _backward_plan(row, wanted, kinds):
 _backward_plans = {}
 
 
-def _flat_backward(row, wanted, types):
+def _flat_backward(row, wanted, types, fallback=None):
     """Straight-line code for one call signature of a 1-D backward: check that
     the saved inputs need no broadcasting, allocate the gradients, call the
-    kernel. Returns None (the general path) when an input must be broadcast."""
+    kernel. Where that does not hold (an input must be broadcast, or with a
+    ``fallback`` also a gradient that is not 1-D) it returns None, or what
+    ``fallback(row, wanted, grad, args, out)`` returns."""
     kinds = "".join("a" if t is type(None) or not issubclass(t, np.generic) else "s" for t in types)
     _, is_array, sources = _backward_plan(row, wanted, kinds)
     key = (row, wanted, kinds, 1)
@@ -195,38 +216,34 @@ def _flat_backward(row, wanted, types):
     operand = {-1: "grad", -2: "out"}
     checks = sorted({k for k, array in zip(sources, is_array) if array and k >= 0})
     grads = [f"grad{i}" for i in range(len(wanted))]
+    miss = "return None" if fallback is None else "return fallback(row, wanted, grad, args, out)"
     lines = ["def run(grad, args, out):", "    shape = grad.shape"]
-    lines += [f"    if args[{k}].shape != shape:\n        return None" for k in checks]
-    lines.append("    empty = np.empty if grad.nbytes < POOL_MIN_BYTES else pool.empty")
-    lines += [f"    {g} = empty(shape, grad.dtype)" for g in grads]
+    if fallback is not None:
+        lines.append(f"    if len(shape) != 1:\n        {miss}")
+    lines += [f"    if args[{k}].shape != shape:\n        {miss}" for k in checks]
     call = ", ".join([operand.get(k, f"args[{k}]") for k in sources] + grads)
-    lines.append(f"    (serial if shape[0] < PARALLEL_THRESHOLD else parallel)({call})")
+    # Serial-sized gradients are below the pool's minimum: straight from np.empty.
+    lines.append("    dtype = grad.dtype")
+    lines.append("    if shape[0] < PARALLEL_THRESHOLD:")
+    lines += [f"        {g} = empty(shape, dtype)" for g in grads]
+    lines.append(f"        serial({call})")
+    lines.append("    else:")
+    lines += [f"        {g} = pooled(shape, dtype)" for g in grads]
+    lines.append(f"        parallel({call})")
     lines.append(f"    return [{', '.join(grads)}]")
-    namespace = {"np": np, "pool": pool, "POOL_MIN_BYTES": POOL_MIN_BYTES,
-                 "PARALLEL_THRESHOLD": PARALLEL_THRESHOLD,
-                 "serial": module.serial, "parallel": module.parallel}
+    namespace = {"empty": np.empty, "pooled": pool.empty, "PARALLEL_THRESHOLD": PARALLEL_THRESHOLD,
+                 "serial": module.serial, "parallel": module.parallel,
+                 "fallback": fallback, "row": row, "wanted": wanted}
     exec("\n".join(lines), namespace)
     return namespace["run"]
 
 
 def backward_for(row, wanted, kinds):
     """``backward`` for saved values of known kinds ("a" an array or None, "s"
-    a scalar, per input): the flat case is straight-line code."""
-    wanted = tuple(wanted)
+    a scalar, per input): the flat case is straight-line code that calls
+    ``backward`` for the rest."""
     types = tuple(np.ndarray if k == "a" else np.generic for k in kinds)
-    flat = None
-
-    def run(grad, args, out):
-        nonlocal flat
-        if grad.ndim == 1:
-            if flat is None:
-                flat = _flat_backward(row, wanted, types)
-            grads = flat(grad, args, out)
-            if grads is not None:
-                return grads
-        return backward(row, wanted, grad, args, out)
-
-    return run
+    return _flat_backward(row, tuple(wanted), types, fallback=backward)
 
 
 def backward(row, wanted, grad, args, out):
