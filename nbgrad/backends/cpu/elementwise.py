@@ -7,6 +7,7 @@ dimensions and by which arguments are scalars; Numba then specialises by dtype
 and memory layout. Small arrays run a serial loop, large ones a ``prange`` loop.
 """
 import functools
+import os
 
 import numba
 import numpy as np
@@ -14,10 +15,13 @@ import numpy as np
 from ..kernel_source import backward_reads, load_module
 from .allocator import _SMALL_COUNT, pool
 
-PARALLEL_THRESHOLD = 1 << 15  # elements; below it thread start-up costs more than it saves
-# Serial-sized outputs are below the pool's minimum for any dtype, so they may
-# come from np.empty directly (forward_for's ``new``, _flat_backward).
-assert PARALLEL_THRESHOLD <= _SMALL_COUNT
+# Elements from which the prange loop beats the serial one (python -m
+# kernels.parallel_threshold, 2 threads): waking passively waiting OpenMP
+# threads (nbgrad's default, see nbgrad/__init__.py) costs ~40 us, so relu, add
+# and sigmoid pay off from 2^19-2^20 elements; spinning threads cost ~3 us
+# (from 2^15-2^16), but spin against BLAS.
+_SPINNING = os.environ.get("OMP_WAIT_POLICY", "").upper() == "ACTIVE"
+PARALLEL_THRESHOLD = 1 << 16 if _SPINNING else 1 << 19
 
 _forward_kernels = {}
 _backward_kernels = {}
@@ -141,12 +145,9 @@ def forward_for(row, kinds):
 
     def new(shape, dtype, args):
         if len(shape) == 1:
-            if shape[0] < PARALLEL_THRESHOLD:
-                out = empty(shape, dtype)
-                serial(out, *args)
-            else:
-                out = pooled(shape, dtype)
-                parallel(out, *args)
+            n = shape[0]
+            out = empty(shape, dtype) if n < _SMALL_COUNT else pooled(shape, dtype)
+            (serial if n < PARALLEL_THRESHOLD else parallel)(out, *args)
             return out
         out = pooled(shape, dtype)
         forward(row, out, args)
@@ -222,16 +223,14 @@ def _flat_backward(row, wanted, types, fallback=None):
         lines.append(f"    if len(shape) != 1:\n        {miss}")
     lines += [f"    if args[{k}].shape != shape:\n        {miss}" for k in checks]
     call = ", ".join([operand.get(k, f"args[{k}]") for k in sources] + grads)
-    # Serial-sized gradients are below the pool's minimum: straight from np.empty.
+    # Gradients below the pool's minimum come straight from np.empty.
     lines.append("    dtype = grad.dtype")
-    lines.append("    if shape[0] < PARALLEL_THRESHOLD:")
-    lines += [f"        {g} = empty(shape, dtype)" for g in grads]
-    lines.append(f"        serial({call})")
-    lines.append("    else:")
-    lines += [f"        {g} = pooled(shape, dtype)" for g in grads]
-    lines.append(f"        parallel({call})")
+    lines.append("    new = empty if shape[0] < SMALL_COUNT else pooled")
+    lines += [f"    {g} = new(shape, dtype)" for g in grads]
+    lines.append(f"    (serial if shape[0] < PARALLEL_THRESHOLD else parallel)({call})")
     lines.append(f"    return [{', '.join(grads)}]")
     namespace = {"empty": np.empty, "pooled": pool.empty, "PARALLEL_THRESHOLD": PARALLEL_THRESHOLD,
+                 "SMALL_COUNT": _SMALL_COUNT,
                  "serial": module.serial, "parallel": module.parallel,
                  "fallback": fallback, "row": row, "wanted": wanted}
     exec("\n".join(lines), namespace)
