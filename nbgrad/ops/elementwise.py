@@ -495,6 +495,8 @@ def apply(row, args):
             else:
                 raw, shape = _raw_arguments(plan, args)
         else:
+            if isinstance(b, Tensor) and isinstance(a, Tensor) and a._backend is not b._backend:
+                args = _cpu_scalars_moved(args)
             plan = _plan_for(row, args)
             raw, shape = _raw_arguments(plan, args)
     elif len(args) == 1 and isinstance(a, Tensor):
@@ -508,6 +510,7 @@ def apply(row, args):
         else:
             raw, shape = _raw_arguments(plan, args)
     else:
+        args = _cpu_scalars_moved(args)
         plan = _plan_for(row, args)
         raw, shape = _raw_arguments(plan, args)
     out = plan.run(shape, plan.out_np, raw)
@@ -538,6 +541,23 @@ def apply(row, args):
 _new = object.__new__
 
 
+def _cpu_scalars_moved(args, first=0):
+    """As PyTorch's TensorIterator, a 0-d CPU tensor may join an op on the GPU
+    (as a scalar): here it is copied there, taped, so its gradient comes back
+    to the CPU. ``first``: where the movable arguments start (not ``self``)."""
+    device = None
+    for a in args:
+        if isinstance(a, Tensor) and a._backend.name != "cpu":
+            device = a._backend
+            break
+    if device is None:
+        return args
+    from .copying import to_backend  # (copying builds on this module)
+    return tuple(to_backend(a, device) if k >= first and isinstance(a, Tensor)
+                 and a._backend.name == "cpu" and not a._data.ndim else a
+                 for k, a in enumerate(args))
+
+
 def apply_inplace(row, self, args, op_name=None):
     """``self = row(self, *args)``, written into ``self``'s memory."""
     if not isinstance(self, Tensor):
@@ -545,7 +565,7 @@ def apply_inplace(row, self, args, op_name=None):
     others_require_grad = any(isinstance(args[i - 1], Tensor) and args[i - 1].requires_grad
                               for i in row.differentiable if 0 < i <= len(args))
     mutation.check_inplace(self, others_require_grad)  # PyTorch's order: before shapes and dtypes
-    args = (self, *args)
+    args = _cpu_scalars_moved((self, *args), first=1)
     backend, dtype, out_dtype, shape, raw = _prepare(row, args)
     if shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "

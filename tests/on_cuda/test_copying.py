@@ -141,8 +141,26 @@ def test_mixed_device_message_with_the_cpu_tensor_first():
     assert str(error) == MIXED.format("cuda:0", "cpu")
 
 
-@pytest.mark.xfail(strict=True, reason="torch lets a 0-d CPU tensor act as a scalar in a CUDA "
-                                       "elementwise op; nbgrad/ops/elementwise.py refuses it")
 def test_zero_dim_cpu_tensor_is_a_scalar_in_a_cuda_op():
-    out = nbgrad.ones(2, device="cuda") * nbgrad.tensor(3.0)
-    assert out.is_cuda and host(out).tolist() == [3.0, 3.0]
+    """As in torch: values, promotion as a 0-d tensor, and the gradient back on the CPU."""
+    x = nbgrad.ones(2, device="cuda", requires_grad=True)
+    s = nbgrad.tensor(3.0, dtype=nbgrad.float64, requires_grad=True)
+    out = x * s
+    assert out.is_cuda and out.dtype is nbgrad.float32 and host(out).tolist() == [3.0, 3.0]
+    out.sum().backward()
+    assert s.grad.device == nbgrad.device("cpu") and s.grad.dtype is nbgrad.float64
+    assert s.grad.item() == 2.0 and host(x.grad).tolist() == [3.0, 3.0]
+    assert host(nbgrad.where(x > 0, nbgrad.tensor(1.0), x)).tolist() == [1.0, 1.0]
+    with nbgrad.no_grad():
+        y = x.clone()
+        y.mul_(nbgrad.tensor(2.0))
+    assert host(y).tolist() == [2.0, 2.0]
+
+
+def test_only_zero_dim_cpu_tensors_join_a_cuda_op():
+    cuda = nbgrad.ones(2, device="cuda")
+    for cpu in (nbgrad.ones(1), nbgrad.ones(2)):
+        assert str(raised(lambda: cuda + cpu)) == MIXED.format("cuda:0", "cpu")
+    scalar = nbgrad.tensor(1.0)  # written into: it must be on the op's device
+    assert str(raised(lambda: scalar.add_(cuda[0]))) == MIXED.format("cuda:0", "cpu")
+    assert scalar.item() == 1.0 and scalar._version == 0
