@@ -24,11 +24,12 @@ Run from the repository root:  python -m kernels.custom_op [--n N]
 """
 import argparse
 import math
-import time
 
 import numpy as np
 
 import nbgrad
+
+from .roofline import best_time
 
 gelu = nbgrad.elementwise(
     "gelu_study",
@@ -87,18 +88,6 @@ def check_cuda():
     return same and fd, lines
 
 
-def _best(fn, sync, repeat=5):
-    fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        sync()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def time_row(row, n, device):
     """ns per element of forward + backward through the public Tensor API (CPU)
     or the backend's kernels (CUDA)."""
@@ -110,7 +99,7 @@ def time_row(row, n, device):
         def step():
             t.grad = None
             row(t).backward(g)
-        seconds = _best(step, lambda: None)
+        seconds = best_time(step, lambda: None, 5)
     else:
         from nbgrad.backends import cuda
         dx, dg = cuda.to_device(x), cuda.to_device(np.ones(n, np.float32))
@@ -121,7 +110,7 @@ def time_row(row, n, device):
             cuda.elementwise_forward(row, out, [dx])
             cuda.elementwise_backward(row, [0], dg, [dx if "a" in reads else None],
                                       out if "out" in reads else None)
-        seconds = _best(step, cuda.synchronize)
+        seconds = best_time(step, cuda.synchronize, 5)
     return seconds / n * 1e9
 
 

@@ -5,7 +5,31 @@ import operator
 from .module import Module, _addindent
 
 
-class Sequential(Module):
+class _NumberedModules(Module):
+    """What Sequential and ModuleList share: children addressed by position."""
+
+    def _index(self, idx):
+        size = len(self)
+        idx = operator.index(idx)
+        if not -size <= idx < size:
+            raise IndexError(f"index {idx} is out of range")
+        return idx % size
+
+    def _renumber(self):
+        """Keep the numbering compact after a deletion, as PyTorch does."""
+        modules = list(self._modules.values())
+        self._modules.clear()
+        for i, module in enumerate(modules):
+            self._modules[str(i)] = module
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(_NumberedModules):
     """Modules applied in order: ``Sequential(a, b)(x) == b(a(x))``.
     Also accepts one ``OrderedDict`` of named modules."""
 
@@ -18,12 +42,6 @@ class Sequential(Module):
             for idx, module in enumerate(args):
                 self.add_module(str(idx), module)
 
-    def _index(self, idx):
-        size = len(self)
-        idx = operator.index(idx)
-        if not -size <= idx < size:
-            raise IndexError(f"index {idx} is out of range")
-        return idx % size
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -40,17 +58,8 @@ class Sequential(Module):
                 delattr(self, key)
         else:
             delattr(self, list(self._modules)[self._index(idx)])
-        # keep the numbering compact, as PyTorch does
-        modules = list(self._modules.values())
-        self._modules.clear()
-        for i, module in enumerate(modules):
-            self._modules[str(i)] = module
+        self._renumber()
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
@@ -88,7 +97,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_NumberedModules):
     """A list of modules whose parameters the parent registers."""
 
     def __init__(self, modules=None):
@@ -96,12 +105,6 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def _index(self, idx):
-        size = len(self)
-        idx = operator.index(idx)
-        if not -size <= idx < size:
-            raise IndexError(f"index {idx} is out of range")
-        return idx % size
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -117,16 +120,8 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, str(self._index(idx)))
-        modules = list(self._modules.values())
-        self._modules.clear()
-        for i, module in enumerate(modules):
-            self._modules[str(i)] = module
+        self._renumber()
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def __iadd__(self, modules):
         return self.extend(modules)

@@ -317,14 +317,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad.requires_grad_(False)
-                p.grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     # --------------------------------------------------- device and dtype
     def _apply(self, fn):
@@ -508,3 +501,16 @@ def _check_name(name, kind):
         raise KeyError(f'{kind} name can\'t contain "."')
     if name == "":
         raise KeyError(f'{kind} name can\'t be empty string ""')
+
+
+def zero_grads(parameters, set_to_none=True):
+    """``Module.zero_grad`` and ``Optimizer.zero_grad``: drop each gradient,
+    or zero it in place (detached from any graph), as PyTorch does."""
+    for p in parameters:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            p.grad.requires_grad_(False)
+            p.grad.zero_()

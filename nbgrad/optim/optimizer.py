@@ -6,6 +6,7 @@ import warnings
 
 from .. import creation, dtypes
 from ..autograd import grad_mode
+from ..nn.module import zero_grads
 from ..tensor import Tensor
 
 
@@ -89,15 +90,7 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none=True):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     # ------------------------------------------------------------- stepping
     def step(self, closure=None):

@@ -12,10 +12,11 @@ or alias can reach it any more, so the pool never hands out live memory.
 """
 import ctypes
 import math
-import threading
 import weakref
 
 import numpy as np
+
+from ..free_lists import FreeLists
 
 POOL_MIN_BYTES = 1 << 20  # smaller arrays come from malloc's own free lists
 _SMALL_COUNT = POOL_MIN_BYTES // 16  # elements that are below it for any dtype (complex128 at most)
@@ -24,14 +25,7 @@ _BUCKET = 1 << 21  # round to huge-page multiples, so similar sizes share buffer
 
 class BufferPool:
     def __init__(self, max_cached_bytes=1 << 30):
-        self.max_cached_bytes = max_cached_bytes
-        self._free = {}
-        self._lock = threading.Lock()
-        self.allocated_bytes = 0
-        self.peak_allocated_bytes = 0
-        self.cached_bytes = 0
-        self.hits = 0
-        self.misses = 0
+        self.free_lists = FreeLists(max_cached_bytes)
 
     def empty(self, shape, dtype):
         count = math.prod(shape)
@@ -42,44 +36,18 @@ class BufferPool:
         if nbytes < POOL_MIN_BYTES:
             return np.empty(shape, dtype=dtype)
         size = -(-nbytes // _BUCKET) * _BUCKET
-        with self._lock:
-            free = self._free.get(size)
-            if free:
-                memory = free.pop()
-                self.cached_bytes -= size
-                self.hits += 1
-            else:
-                memory = None
-                self.misses += 1
-            self.allocated_bytes += size
-            self.peak_allocated_bytes = max(self.peak_allocated_bytes, self.allocated_bytes)
+        memory = self.free_lists.take(size)
         if memory is None:
             memory = np.empty(size, dtype=np.uint8)
         owner = (ctypes.c_char * size).from_buffer(memory)
-        weakref.finalize(owner, self._release, memory, size)
+        weakref.finalize(owner, self.free_lists.release, memory, size)
         return np.frombuffer(owner, dtype=dtype, count=count).reshape(shape)
 
-    def _release(self, memory, size):
-        with self._lock:
-            self.allocated_bytes -= size
-            if self.cached_bytes + size <= self.max_cached_bytes:
-                self._free.setdefault(size, []).append(memory)
-                self.cached_bytes += size
-
     def empty_cache(self):
-        with self._lock:
-            self._free.clear()
-            self.cached_bytes = 0
+        self.free_lists.clear()
 
     def stats(self):
-        with self._lock:
-            return {
-                "allocated_bytes": self.allocated_bytes,
-                "peak_allocated_bytes": self.peak_allocated_bytes,
-                "cached_bytes": self.cached_bytes,
-                "hits": self.hits,
-                "misses": self.misses,
-            }
+        return self.free_lists.stats()
 
 
 pool = BufferPool()

@@ -12,11 +12,11 @@ run in order on the default stream, so a kernel launched for the previous
 owner has finished with the memory before any kernel of the next owner runs.
 When an allocation fails, the cached buffers are freed and it is retried once.
 """
-import threading
 import weakref
 
 import numpy as np
 
+from ..free_lists import FreeLists
 from . import _runtime
 
 _SMALL = 1 << 20           # below 1 MiB sizes round up to 512 bytes ...
@@ -31,34 +31,18 @@ def _bucket(nbytes):
 
 class DevicePool:
     def __init__(self):
-        self._free = {}
-        self._lock = threading.Lock()
-        self.allocated_bytes = 0
-        self.peak_allocated_bytes = 0
-        self.cached_bytes = 0
-        self.hits = 0
-        self.misses = 0
+        self.free_lists = FreeLists()
 
     def allocate(self, count, dtype):
         """A 1-D device array of ``count`` elements (at least one) of ``dtype``."""
         _runtime.require()
         count = max(int(count), 1)
         size = _bucket(count * dtype.itemsize)
-        with self._lock:
-            free = self._free.get(size)
-            raw = free.pop() if free else None
-            if raw is not None:
-                self.cached_bytes -= size
-                self.hits += 1
-            else:
-                self.misses += 1
+        raw = self.free_lists.take(size)
         if raw is None:
             raw = self._new(size)
-        with self._lock:
-            self.allocated_bytes += size
-            self.peak_allocated_bytes = max(self.peak_allocated_bytes, self.allocated_bytes)
         buf = raw.view(dtype)[:count]
-        weakref.finalize(buf, self._release, raw, size)
+        weakref.finalize(buf, self.free_lists.release, raw, size)
         return buf
 
     def _new(self, size):
@@ -66,34 +50,19 @@ class DevicePool:
         try:
             return cuda.device_array(size, dtype=np.uint8)
         except Exception as error:  # out of memory: give back what is cached, then retry
-            if not self.cached_bytes or "OUT_OF_MEMORY" not in str(error).upper():
+            if not self.free_lists.cached_bytes or "OUT_OF_MEMORY" not in str(error).upper():
                 raise
             self.empty_cache()
             return cuda.device_array(size, dtype=np.uint8)
 
-    def _release(self, raw, size):
-        with self._lock:
-            self.allocated_bytes -= size
-            self._free.setdefault(size, []).append(raw)
-            self.cached_bytes += size
-
     def empty_cache(self):
         """Give the cached buffers back to the driver."""
-        with self._lock:
-            self._free.clear()
-            self.cached_bytes = 0
+        self.free_lists.clear()
         if _runtime._ready and not _runtime.simulator():
             _runtime.cuda().current_context().deallocations.clear()  # Numba defers frees
 
     def stats(self):
-        with self._lock:
-            return {
-                "allocated_bytes": self.allocated_bytes,
-                "peak_allocated_bytes": self.peak_allocated_bytes,
-                "cached_bytes": self.cached_bytes,
-                "hits": self.hits,
-                "misses": self.misses,
-            }
+        return self.free_lists.stats()
 
 
 pool = DevicePool()

@@ -2,9 +2,10 @@
 same names and meanings as the CPU backend's (``nbgrad.backends.cpu``), plus
 the device-side helpers the autograd layer needs where the CPU code calls
 NumPy directly. ``nbgrad.backends.cuda`` exposes all of them lazily."""
-import numba
 import numpy as np
 
+# Host threads (for the CPU-side work around kernels); the GPU grid is sized per launch.
+from ..cpu import get_num_threads, set_num_threads  # noqa: F401
 from . import _runtime, elementwise, memory, reductions
 from .allocator import pool
 from .array import DeviceArray, empty, from_cuda_array, to_device  # noqa: F401
@@ -180,15 +181,6 @@ def memory_stats():
 def empty_cache():
     """Give cached device buffers back to the driver."""
     pool.empty_cache()
-
-
-def set_num_threads(n):
-    """Host threads (for the CPU-side work around kernels); the GPU grid is sized per launch."""
-    numba.set_num_threads(n)
-
-
-def get_num_threads():
-    return numba.get_num_threads()
 
 
 def device_name():

@@ -63,4 +63,4 @@ def test_empty_cache_gives_cached_buffers_back():
     gc.collect()
     assert B.memory_stats()["cached_bytes"] > 0
     B.empty_cache()
-    assert B.memory_stats()["cached_bytes"] == 0 and not pool._free
+    assert B.memory_stats()["cached_bytes"] == 0 and not pool.free_lists._free
