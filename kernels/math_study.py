@@ -18,9 +18,25 @@ left in the LLVM IR.  A last row times ``sin`` with a libm branch for huge
 arguments, the design scalar_math avoids: LLVM if-converts the branch and
 calls libm for every lane (scalar_math's sin/cos instead run a vectorized
 Payne-Hanek reduction for every lane, which is what makes them slower than
-exp here).
+exp here).  The sin_small / cos_small rows are the Cody-Waite versions for
+|x| <= TRIG_SMALL_LIMIT that the CPU kernels run on blocks of small
+arguments.
+
+Two more questions, each its own mode:
+
+  --exhaustive   Are sin_small / cos_small (the range-limited versions the
+                 CPU kernels run on blocks of small arguments) as accurate
+                 as the full-range sin / cos for float32?  Every float32 x
+                 with |x| <= TRIG_SMALL_LIMIT (about 2.2e9 values, both
+                 signs): how many results differ from sin_f32 / cos_f32,
+                 and the worst ulp error of each against libm's double
+                 sin/cos (~2 minutes on 2 cores).
+  --blocks       Which FAST_BLOCK (elements per checked block) is fastest
+                 for the generated sin kernel, serial and prange, float32
+                 and float64.
 
 Run from the repository root:  python -m kernels.math_study [--n N]
+                                [--exhaustive | --blocks]
 """
 import argparse
 import math
@@ -118,23 +134,142 @@ def simd(kernel):
     return text + (f", calls {'/'.join(calls)}" if calls else ", no math calls")
 
 
+@numba.njit(inline="always")
+def _ulps32(got, ref):
+    """|got - ref| in float32 ulps at ref (a double), denormals included."""
+    if got == np.float32(ref):
+        return 0.0
+    e = math.frexp(abs(ref))[1]                 # abs(ref) in [2**(e-1), 2**e)
+    return abs(np.float64(got) - ref) / math.ldexp(1.0, max(e - 24, -149))
+
+
+def _exhaustive_kernel(small, full, exact):
+    small, full = numba.njit(inline="always")(small), numba.njit(inline="always")(full)
+
+    @numba.njit(parallel=True)
+    def sweep(first, count, limit, err_small, err_full, differ):
+        for j in prange(count):
+            x = np.uint32(first + j)
+            v = _bits_to_f32(x)
+            if not abs(v) <= limit:
+                err_small[j] = 0.0
+                err_full[j] = 0.0
+                differ[j] = False
+                continue
+            a = small(v)
+            b = full(v)
+            ref = exact(np.float64(v))
+            differ[j] = a != b
+            err_small[j] = _ulps32(a, ref)
+            err_full[j] = _ulps32(b, ref)
+    return sweep
+
+
+@numba.njit(inline="always")
+def _bits_to_f32(bits):
+    return np.uint32(bits).view(np.float32)
+
+
+def _sin_exact(x):
+    return math.sin(x)
+
+
+def _cos_exact(x):
+    return math.cos(x)
+
+
+def exhaustive():
+    """See the module docstring (--exhaustive)."""
+    limit = np.float32(sm.TRIG_SMALL_LIMIT)
+    chunk = 1 << 24
+    print(f"every float32 with |x| <= {float(limit):g}; errors in ulps against libm's double "
+          f"result; {numba.get_num_threads()} threads")
+    for name, exact in (("sin", _sin_exact), ("cos", _cos_exact)):
+        sweep = _exhaustive_kernel(getattr(sm, name + "_small_f32"), getattr(sm, name + "_f32"),
+                                   numba.njit(inline="always")(exact))
+        err_small, err_full = np.empty(chunk), np.empty(chunk)
+        differ = np.empty(chunk, np.bool_)
+        worst = {"small": (0.0, 0.0), "full": (0.0, 0.0)}
+        n_differ = n_values = 0
+        diffs = []
+        t = time.perf_counter()
+        for first in range(0, 1 << 32, chunk):
+            sweep(first, chunk, limit, err_small, err_full, differ)
+            x = np.arange(first, first + chunk, dtype=np.uint64).astype(np.uint32).view(np.float32)
+            n_values += int(np.count_nonzero(np.abs(x) <= limit))
+            for key, err in (("small", err_small), ("full", err_full)):
+                i = int(np.argmax(err))
+                if err[i] > worst[key][0]:
+                    worst[key] = (float(err[i]), float(x[i]))
+            k = np.flatnonzero(differ)
+            n_differ += k.size
+            k = k[:3]
+            diffs.extend(zip(x[k].tolist(), err_small[k].tolist(), err_full[k].tolist()))
+        print(f"{name}: {n_values:,} values in {time.perf_counter() - t:.0f} s; "
+              f"{name}_small differs from {name} on {n_differ:,}; worst {name}_small "
+              f"{worst['small'][0]:.4f} ulp (x={worst['small'][1]!r}), "
+              f"worst {name} {worst['full'][0]:.4f} ulp (x={worst['full'][1]!r})")
+        for x, a, b in diffs[:6]:
+            print(f"    differs at x={x!r}: small {a:.4f} ulp, full {b:.4f} ulp")
+
+
+def blocks(n):
+    """See the module docstring (--blocks)."""
+    from nbgrad.backends.cpu import elementwise as E
+    from nbgrad.ops.table import BY_NAME
+    rng = np.random.default_rng(0)
+    sizes = (256, 512, 1024, 2048, 4096, 8192)
+    saved = E.FAST_BLOCK
+    print(f"n = {n:,}, sin forward kernel, uniform(-100, 100); ms, best of 7 (interleaved); "
+          f"load average {os.getloadavg()[0]:.1f}")
+    try:
+        for dtype in (np.float32, np.float64):
+            x = rng.uniform(-100, 100, n).astype(dtype)
+            out = np.empty_like(x)
+            kernels = {}
+            for b in sizes:
+                E.FAST_BLOCK = b
+                module = E._forward_module(BY_NAME["sin"], "a", 1)
+                kernels[b] = (module.serial, module.parallel)
+            times = {(b, v): math.inf for b in sizes for v in (0, 1)}
+            for _ in range(7):
+                for b, pair in kernels.items():
+                    for v, kernel in enumerate(pair):
+                        kernel(out, x)
+                        t = time.perf_counter()
+                        kernel(out, x)
+                        times[b, v] = min(times[b, v], time.perf_counter() - t)
+            print(f"{dtype.__name__:8s} " + "  ".join(
+                f"{b}: {times[b, 0] * 1e3:.2f}/{times[b, 1] * 1e3:.2f}" for b in sizes)
+                + "   (block: serial/prange)")
+    finally:
+        E.FAST_BLOCK = saved
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=float, default=1e7)
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--exhaustive", action="store_true")
+    mode.add_argument("--blocks", action="store_true")
     args = ap.parse_args()
     n = int(args.n)
+    if args.exhaustive:
+        return exhaustive()
+    if args.blocks:
+        return blocks(n)
     rng = np.random.default_rng(0)
     print(f"n = {n:,}, numba {numba.__version__} with {numba.get_num_threads()} threads, "
           f"numpy {np.__version__}; ns/element, best of 5; "
           f"load average {os.getloadavg()[0]:.1f} (timings are only meaningful near 0)")
     for dtype in (np.float32, np.float64):
-        print(f"\n{dtype.__name__:8s} {'libm':>7s} {'ours':>7s} {'numpy':>7s} {'libm/ours':>9s}"
+        print(f"\n{dtype.__name__:9s} {'libm':>7s} {'ours':>7s} {'numpy':>7s} {'libm/ours':>9s}"
               f"   vectorization: libm loop | our loop")
         x = rng.uniform(-1, 1, n).astype(dtype)
-        print(f"{'copy':8s} {'':>7s} {best_ns(prange_kernel(_identity), x, np.empty_like(x)):7.2f}"
+        print(f"{'copy':9s} {'':>7s} {best_ns(prange_kernel(_identity), x, np.empty_like(x)):7.2f}"
               f"   (memory-bandwidth floor)")
-        for name in NAMES + ["sin+fallback"]:
-            base = name.split("+")[0]
+        for name in NAMES + ["sin_small", "cos_small", "sin+fallback"]:
+            base = name.split("+")[0].removesuffix("_small")
             lo, hi = DOMAIN[base]
             x = rng.uniform(lo, hi, n).astype(dtype)
             out = np.empty_like(x)
@@ -142,13 +277,13 @@ def main():
                                  else getattr(sm, name))
             t_ours = best_ns(ours, x, out)
             if "+" in name:
-                print(f"{name:8s} {'':>7s} {t_ours:7.2f} {'':>27s} {'':>30s} | "
+                print(f"{name:9s} {'':>7s} {t_ours:7.2f} {'':>27s} {'':>30s} | "
                       f"{simd(ours)}")
                 continue
-            libm = prange_kernel(libm_scalar(name, dtype))
+            libm = prange_kernel(libm_scalar(base, dtype))
             t_libm = best_ns(libm, x, out)
-            t_np = best_ns(numpy_call(name), x, out)
-            print(f"{name:8s} {t_libm:7.2f} {t_ours:7.2f} {t_np:7.2f} {t_libm / t_ours:8.1f}x   "
+            t_np = best_ns(numpy_call(base), x, out)
+            print(f"{name:9s} {t_libm:7.2f} {t_ours:7.2f} {t_np:7.2f} {t_libm / t_ours:8.1f}x   "
                   f"{simd(libm):>30s} | {simd(ours)}")
 
 

@@ -389,8 +389,8 @@ class Tensor:
         """``owned``: ``grad`` is a new buffer that nothing else references
         (the engine's call), so the first gradient keeps it instead of a copy."""
         if self._grad is None:
-            self._grad = Tensor._wrap(grad if owned else self._backend.copy(grad), self.dtype,
-                                      self._backend)
+            self._grad = Tensor._from_op(grad if owned else self._backend.copy(grad), None,
+                                         self.dtype, self._backend)
         else:
             self._backend.add_into(self._grad._data, grad)
             self._grad._version_counter.bump("AccumulateGrad")
@@ -398,7 +398,7 @@ class Tensor:
     _set_retained_grad = _accumulate_grad
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        _autograd_backward(self, gradient, retain_graph, create_graph, inputs)
+        _autograd_backward((self,), gradient, retain_graph, create_graph, inputs)
 
     # ------------------------------------------------------------------ aliases
     def __deepcopy__(self, memo):

@@ -1,6 +1,6 @@
 """Automatic differentiation: ``backward``, ``grad``, grad modes, gradcheck."""
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .engine import run_backward
+from .engine import _tensor_class, run_backward
 
 
 def _as_tuple(x):
@@ -13,13 +13,14 @@ def _root_gradients(outputs, grad_outputs):
     """Check the outputs and build the gradients that start backward, in
     PyTorch's order: each given pair first (extra gradients are ignored), then
     the count, then whether every output requires grad."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor_class()
     grad_outputs = _as_tuple(grad_outputs)
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     grads = []
-    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+    i = -1
+    for out, g in zip(outputs, grad_outputs):
+        i += 1
         if g is None:
             if not out.requires_grad:
                 grads.append(None)
@@ -28,25 +29,31 @@ def _root_gradients(outputs, grad_outputs):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             data = out._backend.full(out._data.shape, 1, out.dtype.numpy)
         elif isinstance(g, Tensor):
-            if tuple(g.shape) != tuple(out.shape):
+            if g._data.shape != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape!r} and output[{i}] has a shape of {out.shape!r}.")
             if g._backend is not out._backend:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} "
                                    f"but got {g.device}")
             data = g._data
-            if data.dtype != out.dtype.numpy:  # the engine works in each tensor's own dtype
-                data = out._backend.cast(data, out.dtype.numpy)
+            if data.dtype is not out.dtype.numpy and data.dtype != out.dtype.numpy:
+                data = out._backend.cast(data, out.dtype.numpy)  # the engine works in each tensor's own dtype
         else:
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         grads.append(data)
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     roots = []
-    for i, out in enumerate(outputs):
-        edge = out._gradient_edge() if out.requires_grad else None
+    i = -1
+    for out in outputs:
+        i += 1
+        # Tensor._gradient_edge, inlined for an op's result (neither leaf nor view)
+        edge = out._grad_fn if out._base is None else None
         if edge is None:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+            edge = out._gradient_edge() if out.requires_grad else None
+            if edge is None:
+                raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                                   "have a grad_fn")
         roots.append(edge)
     return roots, grads
 
@@ -60,7 +67,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves
     (only of ``inputs`` when given)."""
     _check_create_graph(create_graph)
-    tensors = _as_tuple(tensors)
+    tensors = tensors if tensors.__class__ is tuple else _as_tuple(tensors)
     roots, grads = _root_gradients(tensors, grad_tensors)
     if inputs is None:
         run_backward(roots, grads, bool(retain_graph))
@@ -78,8 +85,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def _run_captured(roots, grads, retain_graph, inputs):
-    from ..tensor import Tensor
-
+    Tensor = _tensor_class()
     for t in inputs:
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -93,8 +99,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned rather
     than accumulated into ``.grad``."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor_class()
     _check_create_graph(create_graph)
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     roots, grads = _root_gradients(outputs, grad_outputs)

@@ -113,33 +113,40 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
     node), gradients reaching those nodes are stored there instead of being
     accumulated, and only the part of the graph that leads to them runs."""
     deps = _count_dependencies(roots)
-    buffers = {}
-    for node, grad in zip(roots, root_grads):
-        buffers[node] = buffers[node] + grad if node in buffers else grad
     # Ready nodes run latest-made first (PyTorch's order: it decides, for
     # instance, which error a graph with several problems reports).
     order = itertools.count()
-    ready = [(-node.sequence_nr, next(order), node) for node in dict.fromkeys(roots)
-             if deps[node] == 0]
-    heapq.heapify(ready)
-    if capture is not None:
-        _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots)
-        return
+    # A node that became ready while no other was waits in ``pending``, out of
+    # the heap (a chain's usual case); it joins the heap when a second one is ready.
+    if len(roots) == 1 and capture is None:  # one root: nothing leads into it
+        buffers = {roots[0]: root_grads[0]}
+        ready = []
+        pending = roots[0]
+    else:
+        buffers = {}
+        for node, grad in zip(roots, root_grads):
+            buffers[node] = buffers[node] + grad if node in buffers else grad
+        ready = [(-node.sequence_nr, next(order), node) for node in dict.fromkeys(roots)
+                 if deps[node] == 0]
+        heapq.heapify(ready)
+        pending = None
+        if capture is not None:
+            _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots)
+            return
     # Nodes whose buffer is a new array that nothing outside the engine holds
     # (see Node.returns_fresh): more gradients are added into it in place, and
     # a leaf may take it as its .grad without a copy.
     fresh = set()
     heappop, heappush = heapq.heappop, heapq.heappush
     pop_buffer = buffers.pop
-    # A node that became ready while no other was waits here, out of the heap
-    # (a chain's usual case); it joins the heap when a second one is ready.
-    pending = None
-    while pending is not None or ready:
+    while True:
         if pending is not None:
             node = pending
             pending = None
-        else:
+        elif ready:
             node = heappop(ready)[2]
+        else:
+            break
         grad = pop_buffer(node, None)
         if grad is None:
             grads = ()
@@ -154,9 +161,7 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
                 grad = _run_pre_hooks(node, grad)
             node.accumulate(grad, owned)
             continue  # no edges
-        else:
-            if fresh:
-                fresh.discard(node)
+        else:  # (left in ``fresh``, if it is: its buffer is gone and never comes back)
             if node.retained is not None or node.pre_hooks:
                 grad = _run_pre_hooks(node, grad)
             grads = node.backward(grad)
@@ -171,7 +176,12 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
             if nxt is None:
                 continue
             if g is not None:
-                _deliver(buffers, fresh, nxt, g, meta, returns_fresh and g is not grad)
+                if g.shape == meta.shape and g.dtype is meta.np_dtype and nxt not in buffers:
+                    buffers[nxt] = g  # _deliver's common case, inlined
+                    if returns_fresh and g is not grad:
+                        fresh.add(nxt)
+                else:
+                    _deliver(buffers, fresh, nxt, g, meta, returns_fresh and g is not grad)
             left = deps[nxt] - 1
             deps[nxt] = left
             if not left:

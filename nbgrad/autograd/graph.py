@@ -60,6 +60,8 @@ class SavedTensor:
     __slots__ = ("data", "counter", "version", "tensor_ref", "producer")
 
     def __init__(self, tensor, output_of=None):
+        # (ops/straight_line.py writes this constructor out in generated
+        # code for a tensor that is not a view: keep the two in step.)
         self.data = tensor._data
         self.counter = counter = tensor._vc or tensor._version_counter  # made on first need
         self.version = counter.value
@@ -152,9 +154,18 @@ class Node:
         edges = []
         metas = []
         for t in inputs:
-            edge = t._gradient_edge() if getattr(t, "requires_grad", False) else None
+            edge = None
+            base = getattr(t, "_base", False)  # False: not a tensor (no edge)
+            if base is None:  # Tensor._gradient_edge, inlined for a tensor that is not a view
+                edge = t._grad_fn
+                if edge is None and t._requires_grad:
+                    ref = t._grad_accumulator
+                    edge = (ref() if ref is not None else None) or t._gradient_edge()
+            elif base is not False and t.requires_grad:
+                edge = t._gradient_edge()
             edges.append(edge)
-            metas.append(None if edge is None else input_meta(t))
+            metas.append(None if edge is None else (
+                _metas.get((t._data.shape, t.dtype, t._backend)) or input_meta(t)))
         self.next_edges = edges
         self.input_meta = metas
         self.saved = ()

@@ -7,7 +7,11 @@ written to a real file, so that Numba's on-disk cache works and a new process
 loads compiled code instead of recompiling. The file name is a hash of the
 generated source, of the row's functions and of nbgrad's scalar math, so a
 changed row or a new nbgrad version never loads stale machine code.
+
+A new process loads those kernels without Numba's full target set-up (see
+``_WarmStartCache``), so a warm ``import nbgrad`` and first ops stay fast.
 """
+import functools
 import hashlib
 import importlib.util
 import os
@@ -103,10 +107,68 @@ def backward_reads(row, wanted):
 _SCALAR_MATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scalar_math.py")
 
 
+@functools.lru_cache(maxsize=None)
 def _library_fingerprint():
-    """Rows call nbgrad's scalar math; Numba would not notice it change."""
+    """Rows call nbgrad's scalar math; Numba would not notice it change. Read
+    once: the process runs the scalar math it imported."""
     with open(_SCALAR_MATH, "rb") as f:
         return hashlib.sha256(f.read() + __version__.encode()).hexdigest()
+
+
+def _warm_start_cache_class():
+    """A ``FunctionCache`` that loads a cached overload without first calling
+    ``target_context.refresh()``, or None where this Numba's internals differ
+    from what it relies on (then kernels take Numba's normal path).
+
+    Before loading from its cache, Numba refreshes the whole target: it imports
+    every typing and lowering registry (numba.np.arraymath imports SciPy to
+    check for BLAS, the typing context builds a cffi parser), about 0.25 s that
+    only the compiler needs: a compile (a cache miss) refreshes by itself
+    (``compiler.CompilerBase.__init__``). What cached machine code does need is
+    every symbol it links against in LLVM's table. Of the refresh, only two
+    things add symbols: ``rtsys.initialize`` (the NRT's C functions, for array
+    arguments) and importing ``numba.cpython.hashing`` (the hash secret); the
+    C helpers and libm are installed when the target context is created, and a
+    ``prange`` kernel's threading layer is started by its cached ``reload_init``
+    hook. So this does those two and then the plain load. Only nbgrad's own
+    kernel dispatchers get it (``_lean_cache``); user code is unaffected."""
+    try:
+        from numba.core.caching import FunctionCache
+        from numba.core.runtime import rtsys
+        # Numba's load_overload must still be exactly "refresh, then load
+        # under the I/O guard", the steps this replaces.
+        steps = set(FunctionCache.load_overload.__code__.co_names)
+    except (ImportError, AttributeError):
+        return None
+    kept = {"_guard_against_spurious_io_errors", "_load_overload"}
+    if (steps != kept | {"refresh"} or not all(hasattr(FunctionCache, n) for n in kept)
+            or not hasattr(rtsys, "initialize")):
+        return None
+
+    class _WarmStartCache(FunctionCache):
+        def load_overload(self, sig, target_context):
+            rtsys.initialize(target_context)
+            import numba.cpython.hashing  # noqa: F401  (registers its symbols)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+            return None  # the guard swallowed an I/O error: compile instead
+
+    return _WarmStartCache
+
+
+_WarmStartCache = _warm_start_cache_class()
+
+
+def _lean_cache(namespace):
+    """Give the on-disk-cached CPU dispatchers in ``namespace`` the warm-start
+    cache (``@cuda.jit`` kernels and uncached helpers keep theirs)."""
+    if _WarmStartCache is None:
+        return
+    base = _WarmStartCache.__base__
+    for value in list(namespace.values()):
+        cache = getattr(value, "_cache", None)
+        if type(cache) is base:  # exactly Numba's per-function disk cache
+            cache.__class__ = _WarmStartCache
 
 
 def load_module(source, helpers, jit, tag):
@@ -131,6 +193,7 @@ def load_module(source, helpers, jit, tag):
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update({k: retarget(v, jit) for k, v in helpers.items()})
     spec.loader.exec_module(module)
+    _lean_cache(module.__dict__)
     sys.modules[name] = module
     _loaded[name] = module
     return module

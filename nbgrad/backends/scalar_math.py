@@ -9,6 +9,7 @@ Public API (all plain Python functions, meant to be jitted by the caller)::
 
     exp, expm1, log, log1p, tanh, sigmoid, sin, cos        # dtype-generic
     exp_f32, ..., cos_f32 / exp_f64, ..., cos_f64           # fixed dtype
+    sin_small, cos_small (+ _f32/_f64), TRIG_SMALL_LIMIT    # |x| <= limit only
 
 * Generic ``f(x)`` dispatches on the Numba type of ``x`` (float32 / float64;
   integers and bools go through float64, as NumPy does) via ``overload``.
@@ -38,6 +39,10 @@ with IEEE edge behaviour as NumPy: inf/nan propagation, signed zeros,
 overflow to inf, gradual underflow, denormal inputs.  sin/cos hold these
 bounds over the whole range (a Payne-Hanek reduction, up to the largest
 float); they cost ~4-5x the old |x| <= 2**22 / 2**42 versions on the CPU.
+sin_small and cos_small skip that reduction and are only valid for
+|x| <= TRIG_SMALL_LIMIT (2**30): the CPU kernels run them on blocks of
+elements that pass that check (see ops.elementwise.FastPath); they give the
+same results there (float32: bit for bit, all inputs checked).
 On CUDA, sin and cos compile to the device library's instead.
 Polynomial coefficients are weighted minimax fits (Remez on relative error,
 mpmath at 80 digits) rounded to the working precision; the fit interval is
@@ -66,6 +71,8 @@ __all__ = [
     "sigmoid_f32", "sin_f32", "cos_f32",
     "exp_f64", "expm1_f64", "log_f64", "log1p_f64", "tanh_f64",
     "sigmoid_f64", "sin_f64", "cos_f64",
+    "sin_small", "cos_small", "sin_small_f32", "cos_small_f32",
+    "sin_small_f64", "cos_small_f64", "TRIG_SMALL_LIMIT",
 ]
 
 _f32 = np.float32
@@ -539,9 +546,9 @@ def sigmoid_f64(x):
 # and evaluated in double, then rounded once (about 0.55 ulp).  Cost, one
 # core of the 2-core test machine: 2.1 (float32) / 5.0 (float64) ns per
 # element, of which the table gathers are ~0.7 / ~1.4; the earlier
-# |x| <= 2**22 / 2**42 Cody-Waite versions took 0.44 / 1.03.  Getting that
-# back needs the kernel loop's help: run a Cody-Waite version and fix up
-# the (rare) blocks that held a huge argument.
+# |x| <= 2**22 / 2**42 Cody-Waite versions took 0.44 / 1.03.  The kernel
+# loop gets that back: sin_small/cos_small below for blocks of small
+# arguments, these for blocks that hold a huge, inf or nan one.
 
 # 2/pi in hex, 1216 bits (the table needs bits up to 1182 for float64's
 # largest exponent); checked against mpmath in the tests.
@@ -773,13 +780,99 @@ def cos_f64(x):
     v = _sin_poly_f64(r, q + _i64(1))
     return v if abs(x) < _INF64 else x - x
 
+
+# --------------------------------------------------------------------------
+# sin and cos for |x| <= TRIG_SMALL_LIMIT (Cody-Waite reduction)
+# --------------------------------------------------------------------------
+# The kernel generator runs these on blocks of elements whose arguments are
+# all within the limit (a vectorized check per block; inf, nan and huge
+# arguments send their block to sin/cos above), so the common case skips
+# the table gathers.  Outside the limit the results are wrong: callers must
+# check.  Same polynomials, same sign and quadrant handling as the
+# full-range versions; only the reduction differs:
+#
+#   k = RN(|x| * 2/pi), r = |x| - k*P1 - k*P2 - k*P3, P1+P2+P3 = pi/2 to
+#   2**-164 (each the double nearest the remainder; float32 drops P3).
+#
+# |x| - k*P1 is exact with FMA: for k >= 1 (|x| > 0.78) both terms are
+# multiples of 2**-53 and their difference is below 1, so it fits.  The
+# k*P2 term is subtracted in double-double (float64) or with one rounding
+# (float32, whose r needs far less), so r carries one rounding (float64: as
+# the full-range reduction) plus k * 2**-109 (float32: the dropped P3) /
+# k * 2**-164.  Relative to the smallest |r| of any float (2**-30 float32,
+# 2**-62 float64) that is below 2**-49 / 2**-72 for k < 2**30.  k itself
+# may be off by one near a half-quadrant boundary (2/pi rounded): |r| then
+# exceeds pi/4 by at most 2**-23, inside both polynomials' fit intervals.
+# Checked: every float32 with |x| <= 2**30 gives exactly sin_f32/cos_f32's
+# result (python -m kernels.math_study --exhaustive; worst 0.55 ulp); for
+# float64, 1 result in 1e8 samples (random, near multiples of pi/2) differs
+# from sin_f64/cos_f64, by 1 ulp.  Cost, one core, memory traffic
+# included: ~0.7 / 1.2 ns per element against 2.1 / 5.0 above.
+TRIG_SMALL_LIMIT = 1073741824.0            # 2**30
+_TWO_OVER_PI64 = _f64(0.6366197723675814)
+_PIO2_1_64 = _f64(1.5707963267948966)
+_PIO2_2_64 = _f64(6.123233995736766e-17)
+_PIO2_3_64 = _f64(-1.4973849048591698e-33)
+
+
+@_jitable
+def _trig_reduce_small_f64(x):
+    """(r, q) as _trig_reduce_f64, for |x| <= TRIG_SMALL_LIMIT (a double)."""
+    a = abs(x)
+    t = _fma(a, _TWO_OVER_PI64, _SHIFT64)
+    k = t - _SHIFT64
+    r1 = _fma(-k, _PIO2_1_64, a)            # exact
+    p = k * _PIO2_2_64
+    pe = _fma(k, _PIO2_2_64, -p)            # k*P2 = p + pe exactly
+    r, e = _two_sum(r1, -p)
+    r = r + ((e - pe) - k * _PIO2_3_64)
+    return r, _f64(t).view(_i64)            # low bits: k
+
+
+@_jitable
+def _trig_reduce_small_f32(x):
+    """(r, q) as _trig_reduce_f32, for |x| <= TRIG_SMALL_LIMIT."""
+    a = _f64(abs(x))
+    t = _fma(a, _TWO_OVER_PI64, _SHIFT64)
+    k = t - _SHIFT64
+    r = _fma(-k, _PIO2_1_64, a)             # exact
+    r = _fma(-k, _PIO2_2_64, r)
+    return r, _f64(t).view(_i64)
+
+
+@_jitable
+def sin_small_f32(x):
+    r, q = _trig_reduce_small_f32(x)
+    v = _f32(_sin_poly_f32d(r, q))
+    return -v if _f32(x).view(_i32) < _i32(0) else v
+
+
+@_jitable
+def cos_small_f32(x):
+    r, q = _trig_reduce_small_f32(x)
+    return _f32(_sin_poly_f32d(r, q + _i64(1)))
+
+
+@_jitable
+def sin_small_f64(x):
+    r, q = _trig_reduce_small_f64(x)
+    v = _sin_poly_f64(r, q)
+    return -v if _f64(x).view(_i64) < _i64(0) else v
+
+
+@_jitable
+def cos_small_f64(x):
+    r, q = _trig_reduce_small_f64(x)
+    return _sin_poly_f64(r, q + _i64(1))
+
+
 # ==========================================================================
 # dtype-generic front ends
 # ==========================================================================
-def _dispatcher(name, impl32, impl64, device=None):
+def _dispatcher(name, impl32, impl64, device=None, numpy_name=None):
     """Return a stub whose jitted calls resolve to ``impl32``/``impl64``, or
     to ``device`` (if given) when compiling for a GPU."""
-    ufunc = getattr(np, name, None)
+    ufunc = getattr(np, numpy_name or name, None)
 
     def stub(x):
         # Interpreter only (e.g. the CUDA simulator): defer to NumPy.
@@ -806,8 +899,8 @@ def _dispatcher(name, impl32, impl64, device=None):
     return stub, choose
 
 
-def _public(name, impl32, impl64, doc, device=None):
-    stub, choose = _dispatcher(name, impl32, impl64, device)
+def _public(name, impl32, impl64, doc, device=None, numpy_name=None):
+    stub, choose = _dispatcher(name, impl32, impl64, device, numpy_name)
 
     def fn(x):
         return stub(x)
@@ -847,3 +940,9 @@ sin = _public("sin", sin_f32, sin_f64, "Sine over the full range; nan for "
               "inf and nan, keeps the sign of zero.", _device_sin)
 cos = _public("cos", cos_f32, cos_f64, "Cosine over the full range; nan "
               "for inf and nan.", _device_cos)
+sin_small = _public("sin_small", sin_small_f32, sin_small_f64, "Sine for "
+                    "|x| <= TRIG_SMALL_LIMIT only (the caller checks); as "
+                    "accurate as sin there.", _device_sin, "sin")
+cos_small = _public("cos_small", cos_small_f32, cos_small_f64, "Cosine for "
+                    "|x| <= TRIG_SMALL_LIMIT only (the caller checks).",
+                    _device_cos, "cos")

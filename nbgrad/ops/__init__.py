@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
-from . import copying, indexing, joining, linalg, reductions, views
+from . import copying, indexing, joining, linalg, reductions, straight_line, views
 from .elementwise import ElementwiseOp, apply, apply_inplace, elementwise
 from .table import BY_NAME, ROWS
 
@@ -18,6 +18,9 @@ from .table import BY_NAME, ROWS
 def _row_method(row):
     def method(self, *args):
         return apply(row, (self, *args))
+
+    if straight_line.supported(row):
+        method = straight_line.method(row)
 
     def method_(self, *args):
         return apply_inplace(row, self, args)
@@ -60,15 +63,21 @@ def _operand(other):
     return isinstance(other, (Tensor, numbers.Number, np.bool_))
 
 
-def _operator(row):
+def _operator(row, dunder):
     """``a <op> b``: NotImplemented for operands that are neither tensors nor
     numbers, so Python falls back (``t == None`` is False, as in PyTorch)."""
+    if straight_line.supported(row):
+        return straight_line.operator(row, dunder, _operand)
+
     def method(self, other):
         return apply(row, (self, other)) if _operand(other) else NotImplemented
     return method
 
 
-def _reversed(row):
+def _reversed(row, dunder):
+    if straight_line.supported(row):
+        return straight_line.reversed_operator(row, dunder, _operand)
+
     def method(self, other):
         return apply(row, (other, self)) if _operand(other) else NotImplemented
     return method
@@ -110,12 +119,12 @@ def _install_tensor_methods():
     for name, dunder in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("div", "truediv"),
                          ("pow", "pow")):
         row = BY_NAME[name]
-        setattr(T, f"__{dunder}__", _operator(row))
-        setattr(T, f"__r{dunder}__", _reversed(row))
+        setattr(T, f"__{dunder}__", _operator(row, dunder))
+        setattr(T, f"__r{dunder}__", _reversed(row, dunder))
         setattr(T, f"__i{dunder}__", _augmented(row, dunder))
     T.true_divide = T.div
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(T, f"__{name}__", _operator(BY_NAME[name]))
+        setattr(T, f"__{name}__", _operator(BY_NAME[name], name))
     T.__hash__ = object.__hash__  # defining __eq__ would otherwise remove it
     T.__matmul__ = linalg.matmul
     T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)

@@ -23,16 +23,49 @@ from .broadcasting import broadcast_shapes
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
 
+class FastPath:
+    """Cheaper versions of a row's forward and of some derivatives, valid
+    while every input they read is within ``abs(x) <= limit`` (sin and cos
+    skip their huge-argument reduction there). The CPU kernels check each
+    block of elements (nan fails the check) and run these where it passes,
+    the row's own functions elsewhere; other backends ignore them. Each takes
+    the same parameters as the function it stands in for."""
+
+    def __init__(self, limit, forward, grads=None):
+        self.limit = float(limit)
+        self.forward = forward
+        self.grads = dict(grads or {})
+
+    def derivative(self, i, row):
+        """The fast derivative for input ``i`` of ``row``, or None."""
+        return self.grads.get(row.inputs[i])
+
+    def validate(self, row):
+        def params(fn):
+            return tuple(inspect.signature(fn).parameters)
+        if not 0 <= self.limit < float("inf"):
+            raise ValueError(f"{row.name}: the fast path's limit must be finite and >= 0")
+        if params(self.forward) != row.inputs:
+            raise ValueError(f"{row.name}: the fast forward must take {row.inputs}")
+        for name, fn in self.grads.items():
+            if name not in row.inputs or row.derivative(row.inputs.index(name)) is None:
+                raise ValueError(f"{row.name}: fast derivative for {name!r}, which has none")
+            if params(fn) != row.grad_params(row.inputs.index(name)):
+                raise ValueError(f"{row.name}: the fast derivative for {name!r} must read "
+                                 f"{row.grad_params(row.inputs.index(name))}")
+
+
 class ElementwiseOp:
     """One row of the op table; calling it applies the op to tensors."""
 
     def __init__(self, name, forward, grads=None, *, result="promote", bool_inputs=(),
-                 domain=(-2.0, 2.0), method=True, title=None):
+                 domain=(-2.0, 2.0), method=True, title=None, fast_path=None):
         """``result``: "promote" (PyTorch's promotion), "float" (integer
         results become float32, as for ``div`` and ``exp``), "bool"
         (comparisons) or "self" (the dtype of the first input, for ``copy_``).
         ``bool_inputs`` are masks kept out of promotion. ``domain`` is where
-        tests sample inputs. ``method`` adds ``Tensor.<name>``/``<name>_``."""
+        tests sample inputs. ``method`` adds ``Tensor.<name>``/``<name>_``.
+        ``fast_path``: a ``FastPath`` (cheaper versions for small inputs)."""
         self.name = name
         self.forward = forward
         self.inputs = tuple(inspect.signature(forward).parameters)
@@ -65,10 +98,14 @@ class ElementwiseOp:
         # found without building a key. Only calls of the right arity get in:
         # a plan is made (and _prepare's checks pass) before it is stored.
         self._same_dtype1 = {}
+        self._straight_entries = {}  # dtype -> straight_line's entry (None: general path)
         self._same_dtype2 = {}
         self.domain = domain
         self.method = method
         self.op_name = title or "".join(part.title() for part in name.split("_"))
+        if fast_path is not None:
+            fast_path.validate(self)
+        self.fast_path = fast_path
 
     def derivative(self, i):
         return self._derivatives[i]
@@ -171,7 +208,7 @@ class _Recipe:
     so a node stores one reference instead of copying each field."""
 
     __slots__ = ("row", "dtype", "backend", "title", "spec", "kinds", "cast", "nones", "one_save",
-                 "run")
+                 "run", "node_class")
 
     def __init__(self, row, args, dtype, backend, mask, inplace, title):
         self.row, self.dtype, self.backend = row, dtype, backend
@@ -191,14 +228,18 @@ class _Recipe:
         self.one_save = spec.saves[0] if (
             len(spec.saves) == 1 and kinds is None and not cast and not inplace) else None
         self.run = None  # the backend's kernel runner, found on the first backward
+        # Its nodes' class: ``backward`` becomes straight-line code for this recipe.
+        self.node_class = type(f"{self.title}Backward", (ElementwiseBackward,), {"__slots__": ()})
 
 
 class ElementwiseBackward(Node):
     __slots__ = ("recipe", "args", "out")
     returns_fresh = True  # kernel outputs are new buffers; passthroughs are ``grad`` itself
 
-    def __init__(self, row, args, dtype, backend, inplace=False, title=None, recipes=None):
-        """``recipes``: the plan's cache of recipes by gradient mask (None: make one)."""
+    @staticmethod
+    def record(row, args, dtype, backend, inplace=False, title=None, recipes=None):
+        """The node for ``row(*args)``, of its recipe's class. ``recipes``: the
+        plan's cache of recipes by gradient mask (None: make one)."""
         # Node.__init__, inlined: this runs for every recorded op.
         edges = []
         metas = []
@@ -220,16 +261,17 @@ class ElementwiseBackward(Node):
                 metas.append(_metas.get((t._data.shape, t.dtype, backend)) or input_meta(t))
                 mask |= bit
             bit <<= 1
-        self.next_edges = edges
-        self.input_meta = metas
-        self.pre_hooks = None
-        self.retained = None
-        self.sequence_nr = next(_SEQUENCE)
         recipe = None if recipes is None else recipes.get(mask)
         if recipe is None:
             recipe = _Recipe(row, args, dtype, backend, mask, inplace, title)
             if recipes is not None:
                 recipes[mask] = recipe
+        self = _new(recipe.node_class)
+        self.next_edges = edges
+        self.input_meta = metas
+        self.pre_hooks = None
+        self.retained = None
+        self.sequence_nr = next(_SEQUENCE)
         self.recipe = recipe
         spec = recipe.spec
         self.out = spec.saves_out
@@ -239,11 +281,11 @@ class ElementwiseBackward(Node):
             saved[k] = s = SavedTensor(args[k])
             self.args = saved
             self.saved = (s,)
-            return
+            return self
         if not spec.saves:
             self.args = recipe.nones
             self.saved = ()
-            return
+            return self
         saved = list(recipe.nones)
         tensors = []
         for k in spec.saves:
@@ -257,6 +299,7 @@ class ElementwiseBackward(Node):
             tensors.append(s)
         self.args = saved
         self.saved = tuple(tensors)
+        return self
 
     # The recipe's fields, read as the node's own.
     row = property(lambda self: self.recipe.row)
@@ -280,46 +323,118 @@ class ElementwiseBackward(Node):
             s.data = None
 
     def backward(self, grad):
-        recipe = self.recipe
-        spec = recipe.spec
-        args = self.args
-        if spec.saves:
-            args = list(args)
-            for k in spec.saves:
-                a = args[k]
-                if a.__class__ is SavedTensor:
-                    a = args[k] = a.unpack()
-                    if recipe.cast and a.dtype != recipe.dtype.numpy:
-                        args[k] = recipe.backend.cast(a, recipe.dtype.numpy)
-        out = self.out
-        if out.__class__ is SavedTensor:  # SavedTensor.unpack's fast path, inlined
-            if out.data is not None and out.counter.value == out.version:
-                out = out.data
-            else:
-                out = out.unpack()  # raises
+        """Each recipe's class replaces this by straight-line code on first use."""
+        cls = self.__class__
+        cls.backward = _straight_line_backward(self.recipe) or _general_backward
+        return cls.backward(self, grad)
+
+
+def _general_backward(node, grad):
+    """Any ElementwiseBackward's gradients: saved values unpacked (and cast), then the
+    backend's fused kernel for the wanted inputs, ``grad`` itself for the passed ones."""
+    recipe = node.recipe
+    spec = recipe.spec
+    args = node.args
+    if spec.saves:
+        args = list(args)
+        for k in spec.saves:
+            a = args[k]
+            if a.__class__ is SavedTensor:
+                a = args[k] = a.unpack()
+                if recipe.cast and a.dtype != recipe.dtype.numpy:
+                    args[k] = recipe.backend.cast(a, recipe.dtype.numpy)
+    out = node.out
+    if out.__class__ is SavedTensor:  # SavedTensor.unpack's fast path, inlined
+        if out.data is not None and out.counter.value == out.version:
+            out = out.data
         else:
-            out = None
-        if not recipe.row.differentiable:  # a comparison written in place: zero gradient, as in PyTorch
-            return [None if e is None else recipe.backend.zeros(grad.shape, grad.dtype)
-                    for e in self.next_edges]
-        wanted = spec.wanted
-        if wanted:  # none when only inputs without a derivative need a gradient
-            run = recipe.run
-            if run is None:
-                run = recipe.run = spec.runner(recipe.backend, recipe.kinds)
-            grads = run(grad, args, out)
-            if spec.direct:
-                return grads
-        result = [None] * len(args)
-        for i in spec.passed:
-            result[i] = grad
-        if wanted:
-            if len(wanted) == 1:
-                result[wanted[0]] = grads[0]
-            else:
-                for i, g in zip(wanted, grads):
-                    result[i] = g
-        return result
+            out = out.unpack()  # raises
+    else:
+        out = None
+    if not recipe.row.differentiable:  # a comparison written in place: zero gradient, as in PyTorch
+        return [None if e is None else recipe.backend.zeros(grad.shape, grad.dtype)
+                for e in node.next_edges]
+    wanted = spec.wanted
+    if wanted:  # none when only inputs without a derivative need a gradient
+        run = recipe.run
+        if run is None:
+            run = recipe.run = spec.runner(recipe.backend, recipe.kinds)
+        grads = run(grad, args, out)
+        if spec.direct:
+            return grads
+    result = [None] * len(args)
+    for i in spec.passed:
+        result[i] = grad
+    if wanted:
+        if len(wanted) == 1:
+            result[wanted[0]] = grads[0]
+        else:
+            for i, g in zip(wanted, grads):
+                result[i] = g
+    return result
+
+
+def _unpack_lines(name, saved_input):
+    """``{name}``'s array from the SavedTensor ``s_{name}``: SavedTensor.unpack
+    inlined where it would only return ``data``, called where it may raise
+    (or must re-derive a view)."""
+    lines = [f"{name} = s_{name}.data",
+             f"if {name} is None or s_{name}.counter.value != s_{name}.version:",
+             f"    {name} = s_{name}.unpack()"]
+    if saved_input:  # an input with history: detached in place, or a view, since?
+        lines += [f"elif s_{name}.producer is not None:",
+                  f"    t = s_{name}.tensor_ref()",
+                  "    if t is not None and (t._base is not None or t._grad_fn is None):",
+                  f"        {name} = s_{name}.unpack()"]
+    return lines
+
+
+def _straight_line_backward(recipe):
+    """Straight-line Python for one recipe's backward in the common case (a
+    1-D gradient under the backend's small-call size, every saved value an
+    array of its shape), else ``_general_backward``. None where the recipe
+    never qualifies (saved numbers, casts, a non-differentiable row, a
+    backend without small flat kernels)."""
+    spec, row = recipe.spec, recipe.row
+    if recipe.kinds is not None or recipe.cast or not row.differentiable:
+        return None
+    arity = len(row.inputs)
+    result = ["None"] * arity
+    for i in spec.passed:
+        result[i] = "grad"
+    namespace = {"general": _general_backward}
+    lines = ["def backward(node, grad):"]
+    if spec.wanted:
+        small = recipe.backend.elementwise_small_backward(row, spec.wanted)
+        if small is None:
+            return None
+        kernel, below, new, sources = small
+        namespace.update(kernel=kernel, below=below, new=new)
+        names = {-1: "grad", -2: "out"}
+        names.update((k, f"x{k}") for k in spec.saves)
+        body = ["args = node.args"]
+        for k in spec.saves:
+            body += [f"s_x{k} = args[{k}]"] + _unpack_lines(f"x{k}", True)
+        if spec.saves_out:
+            body += ["s_out = node.out"] + _unpack_lines("out", False)
+        checks = [f"x{k}.shape == shape" for k in spec.saves]
+        grads = [f"grad{i}" for i in spec.wanted]
+        for i in spec.wanted:
+            result[i] = f"grad{i}"
+        inner = ["dtype = grad.dtype"] + [f"{g} = new(shape, dtype)" for g in grads]
+        inner.append(f"kernel({', '.join([names[k] for k in sources] + grads)})")
+        inner.append(f"return [{', '.join(result)}]")
+        if checks:
+            body.append(f"if {' and '.join(checks)}:")
+            inner = ["    " + line for line in inner]
+        body += inner
+        lines += ["    shape = grad.shape", "    if len(shape) == 1 and shape[0] < below:"]
+        lines += ["        " + line for line in body]
+        lines.append("    return general(node, grad)")
+    else:  # every gradient is ``grad`` itself (add) or None
+        lines.append(f"    return [{', '.join(result)}]")
+    exec("\n".join(lines), namespace)
+    return namespace["backward"]
 
 
 def _device_error(a, b):
@@ -520,8 +635,8 @@ def apply(row, args):
             t = args[i]  # Tensor.requires_grad, inlined
             if t._requires_grad or t._grad_fn is not None or (
                     t._base is not None and t._base.requires_grad):
-                node = ElementwiseBackward(row, args, plan.dtype, plan.backend, False, None,
-                                           plan.recipes)  # positional: a cheaper call
+                node = ElementwiseBackward.record(row, args, plan.dtype, plan.backend, False, None,
+                                                  plan.recipes)  # positional: a cheaper call
                 break
     result = _new(Tensor)  # Tensor._from_op, inlined
     result._data = out
@@ -585,5 +700,6 @@ def apply_inplace(row, self, args, op_name=None):
     return mutation.write(
         self, op_name or row.name + "_",
         kernel=lambda: backend.elementwise_forward(row, out, raw),
-        make_node=lambda: ElementwiseBackward(row, args, dtype, backend, inplace=True, title=title),
+        make_node=lambda: ElementwiseBackward.record(row, args, dtype, backend, inplace=True,
+                                                     title=title),
         others_require_grad=others_require_grad, checked=True)

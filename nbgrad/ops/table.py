@@ -13,6 +13,7 @@ import math
 
 from ..backends import scalar_math as sm
 from .elementwise import ElementwiseOp as Row
+from .elementwise import FastPath
 
 INF = math.inf
 
@@ -56,8 +57,13 @@ ROWS = [
     Row("sqrt", lambda a: math.sqrt(a), {"a": lambda g, out: g / (2 * out)},
         result="float", domain=(0.1, 4.0)),
     Row("abs", lambda a: abs(a), {"a": lambda g, a: g * _sign(a)}),
-    Row("sin", lambda a: sm.sin(a), {"a": lambda g, a: g * sm.cos(a)}, result="float"),
-    Row("cos", lambda a: sm.cos(a), {"a": lambda g, a: -g * sm.sin(a)}, result="float"),
+    # CPU kernels run the *_small versions on blocks of small arguments.
+    Row("sin", lambda a: sm.sin(a), {"a": lambda g, a: g * sm.cos(a)}, result="float",
+        fast_path=FastPath(sm.TRIG_SMALL_LIMIT, lambda a: sm.sin_small(a),
+                           {"a": lambda g, a: g * sm.cos_small(a)})),
+    Row("cos", lambda a: sm.cos(a), {"a": lambda g, a: -g * sm.sin(a)}, result="float",
+        fast_path=FastPath(sm.TRIG_SMALL_LIMIT, lambda a: sm.cos_small(a),
+                           {"a": lambda g, a: -g * sm.sin_small(a)})),
     Row("tanh", lambda a: sm.tanh(a), {"a": lambda g, out: g * (1 - out * out)}, result="float"),
     Row("sigmoid", lambda a: sm.sigmoid(a),
         {"a": lambda g, out: g * out * (1 - out)}, result="float"),

@@ -268,6 +268,53 @@ def test_trig_hard_cases_against_mpmath(name, dtype):
     assert err.max() <= tol
 
 
+# --------------------------------------------------------------------------
+# sin_small / cos_small: the range-limited versions the CPU kernels run on
+# blocks of small arguments (nbgrad.backends.cpu.elementwise)
+# --------------------------------------------------------------------------
+def small_trig_samples(dtype, rng):
+    """Within |x| <= TRIG_SMALL_LIMIT: random bit patterns, a dense sweep,
+    log-uniform magnitudes down to denormals, the floats nearest k*pi/2,
+    the known hard cases and the limit itself with its neighbours."""
+    limit = sm.TRIG_SMALL_LIMIT
+    it = np.uint32 if dtype == np.float32 else np.uint64
+    bits = rng.integers(0, np.iinfo(it).max, 1 << 18, dtype=it, endpoint=True).view(dtype)
+    info = np.finfo(dtype)
+    logs = np.exp2(rng.uniform(np.log2(float(info.smallest_subnormal)), np.log2(limit),
+                               1 << 17)).astype(dtype)
+    near = near_multiples_of_pi_over_2(dtype, rng)
+    edge = ordered_view_add(np.array([limit, np.pi / 4, np.pi / 2], dtype), np.arange(-3, 4))
+    x = np.concatenate([bits, np.linspace(-1000, 1000, 1 << 18, dtype=dtype), logs, near,
+                        np.array(HARD[dtype], dtype), edge.ravel(), edge_values(dtype)])
+    x = np.concatenate([x, -x])
+    with np.errstate(invalid="ignore"):
+        return x[np.abs(x) <= limit]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_small_trig_matches_full_range(name, dtype):
+    """Within the limit sin_small/cos_small give the full-range results:
+    float32 bit for bit (checked exhaustively: python -m kernels.math_study
+    --exhaustive), float64 within 1 ulp (1 difference in 1e8 samples), and
+    as accurate as the bounds above."""
+    x = small_trig_samples(dtype, np.random.default_rng(11))
+    got = apply(name + "_small", x)
+    full = apply(name, x)
+    if dtype == np.float32:
+        np.testing.assert_array_equal(got, full)
+    else:
+        assert np.abs(ordered(got) - ordered(full)).max() <= 1
+    assert np.array_equal(np.signbit(got), np.signbit(full))   # -0.0 as sin(-0.0)
+    if dtype == np.float64 and not LONG_DOUBLE_OK:
+        return
+    wide = np.float64 if dtype == np.float32 else np.longdouble
+    ref = REF[name](x.astype(wide))
+    err = ulp_error(got, ref, dtype)
+    worst = report(f"{name}_small {dtype.__name__}", err, x, got, ref)
+    assert worst <= (BOUND32 if dtype == np.float32 else BOUND64)[name]
+
+
 def test_two_over_pi_bits():
     mpmath = pytest.importorskip("mpmath")
     nbits = 4 * len(sm._2_OVER_PI_HEX)
@@ -434,6 +481,16 @@ def test_loop_vectorizes(name, dtype):
     ir = _loop_ir(name, dtype)
     scalar = "float" if dtype == np.float32 else "double"
     assert re.search(rf"<\d+ x {scalar}>", ir), "loop was not vectorized"
+    assert not LIBM.search(ir)
+
+
+@pytest.mark.skipif(not _has_fma(), reason="no FMA unit: llvm.fma is a libm call")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["sin_small", "cos_small"])
+def test_small_trig_vectorizes_without_gathers(name, dtype):
+    ir = _loop_ir(name, dtype)
+    assert re.search(r"<\d+ x double>", ir), "loop was not vectorized"
+    assert "gather" not in ir                    # no table look-ups
     assert not LIBM.search(ir)
 
 

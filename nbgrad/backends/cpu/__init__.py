@@ -4,14 +4,16 @@ BLAS for products. Functions take and return raw arrays; the CUDA backend
 import numba
 import numpy as np
 
-from . import elementwise
+from . import elementwise, memory
 from .allocator import pool
 
 name = "cpu"
 elementwise_forward = elementwise.forward
 elementwise_forward_for = elementwise.forward_for  # optional: a forward for known argument kinds
+elementwise_small_forward = elementwise.small_forward  # small flat calls, inlined by ops
 elementwise_backward = elementwise.backward
 elementwise_backward_for = elementwise.backward_for  # optional: for known saved kinds
+elementwise_small_backward = elementwise.small_backward  # (None on backends without)
 
 
 def empty(shape, dtype):
@@ -69,15 +71,15 @@ def cast(a, dtype):
 
 
 def copy(a):
-    return np.array(a, copy=True, order="C")
+    return memory.copy(a, elementwise.PARALLEL_THRESHOLD)
 
 
 def add(a, b):
-    return np.asarray(np.add(a, b))  # 0-d inputs: an array, not a NumPy scalar
+    return memory.add(a, b, elementwise.PARALLEL_THRESHOLD)
 
 
 def add_into(dst, src):
-    np.add(dst, src, out=dst)
+    memory.add_into(dst, src, elementwise.PARALLEL_THRESHOLD)
 
 
 def sum_to_shape(grad, shape):

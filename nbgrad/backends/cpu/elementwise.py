@@ -39,11 +39,21 @@ def _loop_lines(ndim, shape_of):
     return lines
 
 
-def _module_source(signature, ndim, body_for, shape_of):
-    """Source with a serial and a parallel version of the same loop nest."""
+def _module_source(signature, ndim, body_for, shape_of, fast=None):
+    """Source with a serial and a parallel version of the same loop nest.
+
+    ``fast``: ``(fast_body_for, check_for)`` for a row with a ``FastPath``:
+    the innermost loop then runs in blocks, each first checking every
+    element (``check_for(index)``, a vectorizable and-reduction) and then
+    running the fast body or the general one over the whole block, so both
+    loops vectorize and only blocks holding a large, inf or nan argument pay
+    for the general code."""
     index = ", ".join(f"i{k}" for k in range(ndim))
-    nest = "\n".join(_loop_lines(ndim, shape_of))
-    body = "\n".join("    " * (ndim + 1) + line for line in body_for(f"[{index}]"))
+    if fast is None:
+        nest = "\n".join(_loop_lines(ndim, shape_of))
+        body = "\n".join("    " * (ndim + 1) + line for line in body_for(f"[{index}]"))
+    else:
+        nest, body = _blocked_nest(ndim, shape_of, body_for, *fast, f"[{index}]")
     text = []
     for variant, loop, options in (("serial", "range", ""), ("parallel", "prange", "parallel=True, ")):
         text.append(
@@ -53,32 +63,103 @@ def _module_source(signature, ndim, body_for, shape_of):
     return "import numba\nfrom numba import prange\n\n\n" + "\n\n".join(text)
 
 
+# Elements per block of a FastPath kernel: small enough that the check's
+# reads are still in L1 when the block is computed, large enough that the
+# per-block work (check, branch, loop set-up) is noise. python -m
+# kernels.math_study --blocks, sin at 1e7: 256-1024 within 3% (float32) /
+# 4% (float64), 512 best or tied; 4096 and up 5-10% slower.
+FAST_BLOCK = 512
+
+
+def _blocked_nest(ndim, shape_of, body_for, fast_body_for, check_for, index):
+    """The loop nest with its innermost loop over blocks (see _module_source);
+    ``{prange}`` goes on the outermost loop: the blocks of a 1-D kernel."""
+    last = ndim - 1
+    outer = _loop_lines(ndim, shape_of)[:ndim + last]  # the shapes, the outer loops
+    pad = "    " * (last + 1)
+    block_loop = "prange" if last == 0 else "range"
+    # An unsigned index, range(size) and i = start + j: LLVM must see the
+    # indices are contiguous and never negative (no wraparound select), or it
+    # gathers and scatters; range(start, stop) or a signed start (from the
+    # prange scheduler) hide that.
+    element = f"i{last} = numba.uint64(start + j)"
+    lines = outer + [
+        f"{pad}for b in {{{block_loop}}}((n{last} + {FAST_BLOCK - 1}) // {FAST_BLOCK}):",
+        f"{pad}    start = b * {FAST_BLOCK}",
+        f"{pad}    size = min({FAST_BLOCK}, n{last} - start)",
+        f"{pad}    small = True",
+        f"{pad}    for j in range(size):",
+        f"{pad}        {element}",
+        f"{pad}        small &= {check_for(index)}",
+        f"{pad}    if small:",
+        f"{pad}        for j in range(size):",
+        f"{pad}            {element}",
+        *(f"{pad}            {line}" for line in fast_body_for(index)),
+        f"{pad}    else:",
+        f"{pad}        for j in range(size):",
+        f"{pad}            {element}",
+    ]
+    body = "\n".join(f"{pad}            {line}" for line in body_for(index))
+    return "\n".join(lines), body
+
+
+def _fast_check(limit, names, is_array):
+    """``check_for``: every named operand within ``abs(x) <= limit`` (false
+    for nan, so nan takes the general path)."""
+    def check_for(ix):
+        terms = [f"(abs({n}{ix if is_array[n] else ''}) <= {limit!r})" for n in names]
+        return " & ".join(terms) if terms else "True"
+    return check_for
+
+
 def _forward_module(row, kinds, ndim):
     args = [f"x{k}" for k in range(len(kinds))]
+    is_array = {a: kind == "a" for a, kind in zip(args, kinds)}
 
-    def body(ix):
-        operands = ", ".join(a + ix if kind == "a" else a for a, kind in zip(args, kinds))
-        return [f"out{ix} = forward({operands})"]
+    def call(fn):
+        def body(ix):
+            operands = ", ".join(a + ix if is_array[a] else a for a in args)
+            return [f"out{ix} = {fn}({operands})"]
+        return body
 
-    source = _module_source(", ".join(["out", *args]), ndim, body, "out")
-    return load_module(source, {"forward": row.forward}, _inline, f"{row.name}_fwd")
+    helpers = {"forward": row.forward}
+    fast = None
+    path = getattr(row, "fast_path", None)
+    if path is not None:
+        helpers["forward_fast"] = path.forward
+        fast = (call("forward_fast"), _fast_check(path.limit, args, is_array))
+    source = _module_source(", ".join(["out", *args]), ndim, call("forward"), "out", fast)
+    return load_module(source, helpers, _inline, f"{row.name}_fwd")
 
 
 def _backward_module(row, wanted, kinds, ndim):
     reads, names = backward_reads(row, wanted)
     is_array = {f"x{k}": kind == "a" for k, kind in enumerate(kinds)}
     is_array.update(g=True, out=True)
+    path = getattr(row, "fast_path", None)
+    fast_grads = {} if path is None else {
+        i: fn for i in wanted if (fn := path.derivative(i, row)) is not None}
 
-    def body(ix):
-        lines = []
-        for i in wanted:
-            operands = ", ".join(
-                names[p] + (ix if is_array[names[p]] else "") for p in row.grad_params(i))
-            lines.append(f"grad{i}{ix} = derivative{i}({operands})")
-        return lines
+    def body_with(fast):
+        def body(ix):
+            lines = []
+            for i in wanted:
+                operands = ", ".join(
+                    names[p] + (ix if is_array[names[p]] else "") for p in row.grad_params(i))
+                fn = f"derivative{i}_fast" if fast and i in fast_grads else f"derivative{i}"
+                lines.append(f"grad{i}{ix} = {fn}({operands})")
+            return lines
+        return body
 
-    source = _module_source(", ".join([*reads, *(f"grad{i}" for i in wanted)]), ndim, body, "g")
     helpers = {f"derivative{i}": row.derivative(i) for i in wanted}
+    fast = None
+    if fast_grads:
+        helpers.update({f"derivative{i}_fast": fn for i, fn in fast_grads.items()})
+        # The limit is on the inputs the derivatives read, not on g or out.
+        checked = [n for n in reads if n.startswith("x")]
+        fast = (body_with(True), _fast_check(path.limit, checked, is_array))
+    source = _module_source(", ".join([*reads, *(f"grad{i}" for i in wanted)]), ndim,
+                            body_with(False), "g", fast)
     return load_module(source, helpers, _inline, f"{row.name}_bwd")
 
 
@@ -155,6 +236,15 @@ def forward_for(row, kinds):
 
     run.new = new
     return run
+
+
+def small_forward(row, kinds):
+    """``(kernel, below, new)`` for flat calls with arguments of known kinds:
+    under ``below`` elements ``kernel(out, *args)`` (the serial loop) into
+    ``out = new(shape, dtype)`` (np.empty: small arrays skip the pool) is the
+    whole forward, for callers that inline it."""
+    module = _forward_plan(row, tuple(np.ndarray if k == "a" else np.generic for k in kinds), 1)[0]
+    return module.serial, min(_SMALL_COUNT, PARALLEL_THRESHOLD), np.empty
 
 
 def forward(row, out, args):
@@ -235,6 +325,22 @@ def _flat_backward(row, wanted, types, fallback=None):
                  "fallback": fallback, "row": row, "wanted": wanted}
     exec("\n".join(lines), namespace)
     return namespace["run"]
+
+
+def small_backward(row, wanted):
+    """``(kernel, below, new, sources)`` for flat calls whose saved values are
+    all arrays of the gradient's shape: under ``below`` elements the whole
+    backward is ``kernel(*operands, *grads)`` with each gradient from
+    ``new(shape, dtype)``; ``sources`` names the operands in order (-1: the
+    incoming gradient, -2: the output, k: input k)."""
+    wanted = tuple(wanted)
+    kinds = "a" * len(row.inputs)
+    key = (row, wanted, kinds, 1)
+    module = _backward_kernels.get(key)
+    if module is None:
+        module = _backward_kernels[key] = _backward_module(row, wanted, kinds, 1)
+    return module.serial, min(_SMALL_COUNT, PARALLEL_THRESHOLD), np.empty, \
+        _backward_plan(row, wanted, kinds)[2]
 
 
 def backward_for(row, wanted, kinds):

@@ -28,6 +28,17 @@ def elementwise_backward_for(row, wanted, kinds):
     return lambda grad, args, out: elementwise.backward(row, wanted, grad, args, out)
 
 
+def elementwise_small_forward(row, kinds):
+    """None: no inlined path for small calls (the CPU's is the serial kernel;
+    here a launch costs more than the Python around it)."""
+    return None
+
+
+def elementwise_small_backward(row, wanted):
+    """None, as ``elementwise_small_forward``."""
+    return None
+
+
 reduce_sum = reductions.reduce_sum
 reduce_max = reductions.reduce_max
 reduce_min = reductions.reduce_min

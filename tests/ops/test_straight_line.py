@@ -1,0 +1,243 @@
+"""The straight-line path (``ops/straight_line.py`` and the recipes'
+straight-line backward) against the general one (``elementwise.apply`` and
+``_general_backward``), row by row: same values, same dtype, same graph, same
+saved tensors, same gradients, bit for bit, for every set of inputs that need
+a gradient. And it is taken where it should be, and left where it should not.
+"""
+import importlib
+
+import numpy as np
+import pytest
+
+import nbgrad
+from nbgrad.backends.cpu import elementwise as cpu_elementwise
+from nbgrad.ops import straight_line
+from helpers import node_name
+
+elementwise = importlib.import_module("nbgrad.ops.elementwise")  # the module, not the function
+ROWS = [row for row in nbgrad.ROWS if row.method and straight_line.supported(row)]
+N = 7  # elements; small: the straight-line path's domain
+
+
+def _values(row, dtype, seed):
+    rng = np.random.default_rng(seed)
+    low, high = row.domain
+    if dtype is nbgrad.bool:
+        return [rng.random(N) < 0.5 for _ in row.inputs]
+    if dtype is nbgrad.int64:
+        return [rng.integers(1, 4, N) for _ in row.inputs]
+    return [rng.uniform(low, high, N) for _ in row.inputs]
+
+
+def _tensors(row, dtype, mask, seed=0):
+    return [nbgrad.tensor(v, dtype=dtype, requires_grad=bool(mask >> k & 1))
+            for k, v in enumerate(_values(row, dtype, seed))]
+
+
+def _call_method(row, args):
+    return getattr(args[0], row.name)(*args[1:])
+
+
+def _no_general_path(monkeypatch, method):
+    """Make the general path raise inside ``method`` (the straight-line
+    function's own ``apply``): a call that still works never took it."""
+    def general(*_):
+        raise AssertionError("took the general path")
+    monkeypatch.setitem(method.__globals__, "apply", general)
+
+
+def _grad_masks(row):
+    masks = [0]
+    for mask in range(1, 1 << len(row.inputs)):
+        if all(k in row.differentiable for k in range(len(row.inputs)) if mask >> k & 1):
+            masks.append(mask)
+    return masks
+
+
+CASES = [(row, dtype, mask) for row in ROWS
+         for dtype in (nbgrad.float32, nbgrad.float64)
+         for mask in _grad_masks(row)]
+
+
+@pytest.mark.parametrize("row,dtype,mask", CASES,
+                         ids=[f"{r.name}-{d}-{m}" for r, d, m in CASES])
+def test_straight_line_path_matches_the_general_path(monkeypatch, row, dtype, mask):
+    fast_args = _tensors(row, dtype, mask)
+    general_args = _tensors(row, dtype, mask)
+    _no_general_path(monkeypatch, getattr(nbgrad.Tensor, row.name))
+    fast = _call_method(row, fast_args)
+    monkeypatch.undo()
+    general = elementwise.apply(row, tuple(general_args))
+    assert fast.dtype is general.dtype
+    np.testing.assert_array_equal(fast.detach().numpy(), general.detach().numpy())
+    assert node_name(fast.grad_fn) == node_name(general.grad_fn)
+    if not mask:
+        assert fast.grad_fn is None and not fast.requires_grad
+        return
+    assert [node_name(n) for n, _ in fast.grad_fn.next_functions] == \
+        [node_name(n) for n, _ in general.grad_fn.next_functions]
+    assert [s.shape for s in fast.grad_fn.saved] == [s.shape for s in general.grad_fn.saved]
+    upstream = nbgrad.tensor(np.random.default_rng(1).standard_normal(N), dtype=dtype)
+    fast.backward(upstream)
+    general.backward(upstream)
+    for a, b in zip(fast_args, general_args):
+        assert (a.grad is None) == (b.grad is None)
+        if a.grad is not None:
+            np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+    with pytest.raises(RuntimeError, match="backward through the graph a second time") \
+            if fast.grad_fn.saved else _nothing():
+        fast.backward(upstream)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+DIFFERENTIABLE = [row for row in ROWS if row.differentiable]
+
+
+@pytest.mark.parametrize("row", DIFFERENTIABLE, ids=[r.name for r in DIFFERENTIABLE])
+def test_straight_line_backward_matches_the_general_backward(row):
+    mask = sum(1 << k for k in row.differentiable)
+    args = _tensors(row, nbgrad.float64, mask, seed=2)
+    node = _call_method(row, args).grad_fn
+    grad = np.random.default_rng(3).standard_normal(N)
+    straight = type(node).backward(node, grad)
+    assert type(node).backward is not elementwise._general_backward  # made straight-line
+    general = elementwise._general_backward(node, grad)
+    assert len(straight) == len(general)
+    for a, b in zip(straight, general):
+        if b is None or a is None:
+            assert a is b
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
+BINARY = [row for row in ROWS if len(row.inputs) == 2]
+NUMBER_CASES = [(row, dtype, number, first) for row in BINARY
+                for dtype in (nbgrad.float32, nbgrad.float64, nbgrad.int64)
+                for number in (2, 0.5) for first in (False, True)]
+
+
+@pytest.mark.parametrize("row,dtype,number,first", NUMBER_CASES,
+                         ids=[f"{r.name}-{d}-{n}-{'rev' if f else 'fwd'}"
+                              for r, d, n, f in NUMBER_CASES])
+def test_a_python_number_operand_matches_the_general_path(row, dtype, number, first):
+    """``t <op> n`` and ``n <op> t`` (the reversed operator), and ``t.<row>(n)``."""
+    grad = dtype is not nbgrad.int64 and bool(row.differentiable)
+    results = []
+    for general in (False, True):
+        t = _tensors(row, dtype, 0, seed=4)[0]
+        t.requires_grad_(grad)
+        args = (number, t) if first else (t, number)
+        if general:
+            out = elementwise.apply(row, args)
+        elif first:
+            out = getattr(nbgrad.Tensor, f"__r{_DUNDERS[row.name]}__")(t, number) \
+                if row.name in _DUNDERS else elementwise.apply(row, args)
+        else:
+            out = _call_method(row, list(args))
+        if grad and out.requires_grad:
+            out.backward(nbgrad.ones(N, dtype=out.dtype))
+        results.append((out, t.grad))
+    (fast, fast_grad), (general, general_grad) = results
+    assert fast.dtype is general.dtype
+    np.testing.assert_array_equal(fast.detach().numpy(), general.detach().numpy())
+    assert node_name(fast.grad_fn) == node_name(general.grad_fn)
+    assert (fast_grad is None) == (general_grad is None)
+    if fast_grad is not None:
+        np.testing.assert_array_equal(fast_grad.numpy(), general_grad.numpy())
+
+
+_DUNDERS = {"add": "add", "sub": "sub", "mul": "mul", "div": "truediv", "pow": "pow"}
+
+
+def test_number_operands_take_the_straight_line_path(monkeypatch):
+    x = nbgrad.randn(5, requires_grad=True)
+    for name in ("__mul__", "__rmul__", "__sub__", "__rsub__", "__pow__", "__rpow__"):
+        _no_general_path(monkeypatch, getattr(nbgrad.Tensor, name))
+    y = ((x * 2 - 1) ** 2).__rsub__(3.0) * 0.5
+    z = 2.0 ** (2 * x)
+    (y.sum() + z.sum()).backward()
+    v = x.detach().numpy().astype(np.float64)
+    expected = -2 * (2 * v - 1) + 2 * np.log(2.0) * 2.0 ** (2 * v)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5)
+
+
+def test_a_bool_operand_and_huge_ints_take_the_general_path():
+    x = nbgrad.tensor([1.0, 2.0])
+    assert (x * True).tolist() == [1.0, 2.0]
+    with pytest.raises(Exception) as fast:
+        nbgrad.tensor([1, 2]) * 2 ** 70
+    with pytest.raises(Exception) as general:
+        elementwise.apply(nbgrad.ROWS[[r.name for r in nbgrad.ROWS].index("mul")],
+                          (nbgrad.tensor([1, 2]), 2 ** 70))
+    assert type(fast.value) is type(general.value) and str(fast.value) == str(general.value)
+
+
+def test_it_records_nothing_under_no_grad():
+    x = nbgrad.randn(5, requires_grad=True)
+    with nbgrad.no_grad():
+        y = x * x
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def _spy_on_general_path(monkeypatch, method):
+    calls = []
+    real = method.__globals__["apply"]
+    monkeypatch.setitem(method.__globals__, "apply", lambda *a: calls.append(1) or real(*a))
+    return calls
+
+
+@pytest.mark.parametrize("make,expected", [
+    (lambda x, w: x * w[:1], lambda x, w: x * w[:1]),            # broadcasting
+    (lambda x, w: x[1:] * w[1:], lambda x, w: x[1:] * w[1:]),    # views
+    (lambda x, w: x * w.double(), lambda x, w: x * w.astype(np.float64)),  # promotion
+    (lambda x, w: x.reshape(2, 3) * w.reshape(2, 3), lambda x, w: (x * w).reshape(2, 3)),
+    (lambda x, w: x.long() * w, lambda x, w: x.astype(np.int64).astype(np.float32) * w),
+], ids=["broadcast", "views", "promotion", "2d", "int64"])
+def test_other_calls_take_the_general_path(monkeypatch, make, expected):
+    x = nbgrad.tensor(np.arange(1.0, 7.0, dtype=np.float32) / 3)
+    w = nbgrad.tensor(np.arange(6.0, 0.0, -1, dtype=np.float32) / 5)
+    calls = _spy_on_general_path(monkeypatch, nbgrad.Tensor.__mul__)
+    out = make(x, w)
+    assert calls == [1]
+    want = expected(x.numpy(), w.numpy())
+    assert out.numpy().dtype == want.dtype
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_large_arrays_take_the_general_path(monkeypatch):
+    x = nbgrad.ones(cpu_elementwise.PARALLEL_THRESHOLD + 1, requires_grad=True)
+    calls = _spy_on_general_path(monkeypatch, nbgrad.Tensor.sigmoid)
+    y = x.sigmoid()
+    assert calls == [1]
+    np.testing.assert_allclose(y.detach().numpy()[:3], 1 / (1 + np.exp(-1.0)), rtol=1e-6)
+
+
+def test_a_stale_saved_tensor_is_reported_as_on_the_general_path():
+    mul = nbgrad.ROWS[[r.name for r in nbgrad.ROWS].index("mul")]
+    messages = []
+    for fast in (True, False):
+        a = nbgrad.randn(4, requires_grad=True)
+        b = a * 1.0  # not a leaf, so it may be written in place
+        c = nbgrad.randn(4, requires_grad=True)
+        y = b * c if fast else elementwise.apply(mul, (b, c))
+        b.add_(1)
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        messages.append(str(info.value).split(" at /")[0])
+    assert messages[0] == messages[1]
+    assert "output 0 of Add, is at version 1; expected version 0 instead" in messages[0]
+
+
+def test_a_saved_output_written_in_place_is_caught():
+    x = nbgrad.randn(4, requires_grad=True)
+    y = x.sigmoid()
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="output 0 of SigmoidBackward|output 0 of Sigmoid"):
+        y.sum().backward()
