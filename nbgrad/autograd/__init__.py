@@ -18,9 +18,7 @@ def _root_gradients(outputs, grad_outputs):
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     grads = []
-    i = -1
-    for out, g in zip(outputs, grad_outputs):
-        i += 1
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
             if not out.requires_grad:
                 grads.append(None)
@@ -36,17 +34,15 @@ def _root_gradients(outputs, grad_outputs):
                 raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} "
                                    f"but got {g.device}")
             data = g._data
-            if data.dtype is not out.dtype.numpy and data.dtype != out.dtype.numpy:
-                data = out._backend.cast(data, out.dtype.numpy)  # the engine works in each tensor's own dtype
+            if data.dtype != out.dtype.numpy:  # the engine works in each tensor's own dtype
+                data = out._backend.cast(data, out.dtype.numpy)
         else:
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         grads.append(data)
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     roots = []
-    i = -1
-    for out in outputs:
-        i += 1
+    for i, out in enumerate(outputs):
         # Tensor._gradient_edge, inlined for an op's result (neither leaf nor view)
         edge = out._grad_fn if out._base is None else None
         if edge is None:
@@ -67,7 +63,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves
     (only of ``inputs`` when given)."""
     _check_create_graph(create_graph)
-    tensors = tensors if tensors.__class__ is tuple else _as_tuple(tensors)
+    tensors = _as_tuple(tensors)
     roots, grads = _root_gradients(tensors, grad_tensors)
     if inputs is None:
         run_backward(roots, grads, bool(retain_graph))

@@ -21,9 +21,10 @@ def _count_dependencies(roots):
         for nxt in stack.pop().next_edges:
             if nxt is not None:
                 count = get(nxt)
-                if count is None:  # first reached: walk on from it
+                if count is None:  # first reached: walk on from it (a leaf's sink leads nowhere)
                     deps[nxt] = 1
-                    stack.append(nxt)
+                    if nxt.next_edges:
+                        stack.append(nxt)
                 else:
                     deps[nxt] = count + 1
     return deps

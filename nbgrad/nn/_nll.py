@@ -15,7 +15,42 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.graph import Node
+from ..backends.kernel_source import load_module
 from ..tensor import Tensor
+
+# The common CPU case (no class weights, a reduced loss) in one pass instead of
+# a NumPy call per step (compare, any, min, max, gather, sum): about 10 us of
+# a classifier's step.
+_SOURCE = '''import numba
+
+
+@numba.njit(cache=True, nogil=True)
+def picked_sum(logp, target, ignore_index):
+    """(the sum of logp[i, target[i]] over the rows whose target is not
+    ignore_index, in double; how many rows those are; the first row whose
+    target is outside [0, classes) and not ignored, or -1)."""
+    rows, classes = logp.shape
+    total = 0.0
+    counted = 0
+    for i in range(rows):
+        t = target[i]
+        if t == ignore_index:
+            continue
+        if t < 0 or t >= classes:
+            return total, counted, i
+        total += logp[i, t]
+        counted += 1
+    return total, counted, -1
+'''
+
+_module = None
+
+
+def _kernels():
+    global _module
+    if _module is None:
+        _module = load_module(_SOURCE, {}, None, "nll")
+    return _module
 
 
 def _class_last(data, backend):
@@ -92,6 +127,21 @@ def nll_loss(logp, target, weight, ignore_index, reduction, loss_shape):
     classes = data.shape[0] if data.ndim == 1 else data.shape[1]
     flat = target.reshape(-1).astype(np.int64, copy=False)
     rows = flat.shape[0]
+    if (weight is None and reduction != "none" and type(data) is np.ndarray and data.ndim == 2
+            and rows):
+        picked_sum, counted, bad = _kernels().picked_sum(data, flat, ignore_index)
+        if bad >= 0:
+            raise IndexError(f"Target {int(flat[bad])} is out of bounds.")
+        if counted == rows:  # nothing ignored: every sample weighs 1
+            coef = np_dtype.type(-1)
+            loss = np.array(-picked_sum, np_dtype)
+            if reduction == "mean":
+                loss /= np_dtype.type(rows)
+                coef = coef / np_dtype.type(rows)
+            node = None
+            if grad_mode.is_grad_enabled() and logp.requires_grad:
+                node = NllLossBackward(logp, flat.reshape(-1, 1), coef, False)
+            return Tensor._from_op(loss, node, dtype, backend), rows
     ignored = flat == ignore_index
     if not ignored.any():
         ignored = None

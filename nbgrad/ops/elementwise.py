@@ -98,7 +98,7 @@ class ElementwiseOp:
         # found without building a key. Only calls of the right arity get in:
         # a plan is made (and _prepare's checks pass) before it is stored.
         self._same_dtype1 = {}
-        self._straight_entries = {}  # dtype -> straight_line's entry (None: general path)
+        self._straight_entries = {}  # argument kinds -> dtype -> straight_line's entry
         self._same_dtype2 = {}
         self.domain = domain
         self.method = method
@@ -389,10 +389,13 @@ def _unpack_lines(name, saved_input):
     return lines
 
 
+_STRAIGHT_MAX_NDIM = 4
+
+
 def _straight_line_backward(recipe):
     """Straight-line Python for one recipe's backward in the common case (a
-    1-D gradient under the backend's small-call size, every saved value an
-    array of its shape), else ``_general_backward``. None where the recipe
+    gradient of 1 to 4 dimensions under the backend's small-call size, every
+    saved value an array of its shape), else ``_general_backward``. None where the recipe
     never qualifies (saved numbers, casts, a non-differentiable row, a
     backend without small flat kernels)."""
     spec, row = recipe.spec, recipe.row
@@ -408,11 +411,13 @@ def _straight_line_backward(recipe):
         small = recipe.backend.elementwise_small_backward(row, spec.wanted)
         if small is None:
             return None
-        kernel, below, new, sources = small
-        namespace.update(kernel=kernel, below=below, new=new)
+        kernel_for, below, new, sources = small
+        # Kernels by number of dimensions, made as they are met.
+        kernels = [kernel_for] + [None] * _STRAIGHT_MAX_NDIM
+        namespace.update(kernels=kernels, below=below, new=new, MAX_NDIM=_STRAIGHT_MAX_NDIM)
         names = {-1: "grad", -2: "out"}
         names.update((k, f"x{k}") for k in spec.saves)
-        body = ["args = node.args"]
+        body = ["args = node.args"] if spec.saves else []
         for k in spec.saves:
             body += [f"s_x{k} = args[{k}]"] + _unpack_lines(f"x{k}", True)
         if spec.saves_out:
@@ -422,13 +427,17 @@ def _straight_line_backward(recipe):
         for i in spec.wanted:
             result[i] = f"grad{i}"
         inner = ["dtype = grad.dtype"] + [f"{g} = new(shape, dtype)" for g in grads]
-        inner.append(f"kernel({', '.join([names[k] for k in sources] + grads)})")
+        inner += ["kernel = kernels[ndim]",
+                  "if kernel is None:",
+                  "    kernel = kernels[ndim] = kernels[0](ndim)",
+                  f"kernel({', '.join([names[k] for k in sources] + grads)})"]
         inner.append(f"return [{', '.join(result)}]")
         if checks:
             body.append(f"if {' and '.join(checks)}:")
             inner = ["    " + line for line in inner]
         body += inner
-        lines += ["    shape = grad.shape", "    if len(shape) == 1 and shape[0] < below:"]
+        lines += ["    shape = grad.shape", "    ndim = len(shape)",
+                  "    if 0 < ndim <= MAX_NDIM and grad.size < below:"]
         lines += ["        " + line for line in body]
         lines.append("    return general(node, grad)")
     else:  # every gradient is ``grad`` itself (add) or None

@@ -1,13 +1,14 @@
 """Straight-line Python for an elementwise row's most common call.
 
-In a chain of small ops nearly every call has all its arguments tensors of one
-dtype, on one device, of one 1-D shape, none of them a view, and the Python
-around the kernel costs more than the kernel. For that case this module
-generates, per row, the Tensor method itself with nothing generic left in it:
-one dict hit for the kernel, the output allocated, the kernel called, and the
-node's edges and saved tensors written out for that row and for which inputs
-need a gradient. Every other call (numbers, broadcasting, casts, views,
-several dimensions, large arrays, another backend) goes to the general path,
+In a chain of small ops nearly every call has as arguments tensors of one
+dtype, on one device, of one shape, none of them a view (or one such tensor
+and a Python number), and the Python around the kernel costs more than the
+kernel. For those calls this module generates, per row, the Tensor method and
+operators themselves with nothing generic left in them: one dict hit for the
+kernel, the output allocated, the kernel called, and the node's edges and
+saved values written out for that row and for which inputs need a gradient.
+Every other call (broadcasting, casts, views, 0-d or more than MAX_NDIM
+dimensions, large arrays, another backend) goes to the general path,
 ``elementwise.apply``, which this must match exactly
 (tests/ops/test_straight_line.py runs every row both ways).
 """
@@ -20,6 +21,7 @@ from ..tensor import Tensor
 from .elementwise import _plan_for, _Recipe, apply
 
 _MISSING = object()
+MAX_NDIM = 4  # the most dimensions taken straight-line (the backend's small kernels, per ndim)
 # Argument kinds of the calls a function is generated for: "a" a tensor, "f" a
 # Python float, "i" a Python int (not bool: its promotion differs).
 _GUARDS = {"a": "isinstance({x}, Tensor)", "f": "{x}.__class__ is float",
@@ -39,10 +41,22 @@ def _entry(row, args, kinds):
             row, "".join("a" if kind == "a" else "s" for kind in kinds))
         if small is None:
             return None
-        entry = (*small, plan.out_np, plan.out_dtype, plan.recipes, plan.dtype, plan.backend,
-                 *(c for c, kind in zip(plan.convert, kinds) if kind != "a"))
+        kernel_for, below, new = small
+        entry = (kernels(kernel_for), below, new, plan.out_np, plan.out_dtype, plan.recipes,
+                 plan.dtype, plan.backend, *(c for c, kind in zip(plan.convert, kinds) if kind != "a"))
     row._straight_entries.setdefault(kinds, {})[args[tensor_at].dtype] = entry
     return entry
+
+
+def kernels(kernel_for):
+    """A list indexed by dimensions, filled as they are met (``kernel(kernels,
+    ndim)``); the backend's ``kernel_for`` at index 0."""
+    return [kernel_for] + [None] * MAX_NDIM
+
+
+def kernel(kernels, ndim):
+    found = kernels[ndim] = kernels[0](ndim)
+    return found
 
 
 def _recipe(recipes, row, args, dtype, backend, mask):
@@ -132,20 +146,23 @@ def _branch(row, kinds):
     same += [f"x{k}._backend is backend" for k in tensors[1:]]
     same += [f"x{k}._data.shape == shape" for k in tensors[1:]]
     same += [f"x{k}._base is None" for k in tensors]
-    unpacked = ", ".join(["kernel", "_", "new_array", "out_np", "out_dtype", "recipes", "dtype",
+    unpacked = ", ".join(["kernels", "_", "new_array", "out_np", "out_dtype", "recipes", "dtype",
                           "_"] + [f"convert{k}" for k in numbers])
     operands = ", ".join(f"x{k}._data" if kinds[k] == "a" else f"v{k}" for k in range(len(kinds)))
     lines = [
         f"dtype = x{first}.dtype",
         f"backend = x{first}._backend",
-        f"shape = x{first}._data.shape",
-        "if " + " and ".join(same + ["len(shape) == 1"]) + ":",
+        f"data = x{first}._data",
+        "shape = data.shape",
+        "ndim = len(shape)",
+        "if " + " and ".join(same + ["0 < ndim <= MAX_NDIM"]) + ":",
         f"    entry = entries_{kinds}.get(dtype, MISSING)",
         "    if entry is MISSING:",
         f"        entry = make_entry(row, ({''.join(f'x{k}, ' for k in range(len(kinds)))}), "
         f"{kinds!r})",
-        "    if entry is not None and entry[7] is backend and shape[0] < entry[1]:",
+        "    if entry is not None and entry[7] is backend and data.size < entry[1]:",
         f"        {unpacked} = entry",
+        "        kernel = kernels[ndim] or load_kernel(kernels, ndim)",
     ]
     lines += [f"        v{k} = convert{k}(x{k})" for k in numbers]
     lines += ["        out = new_array(shape, out_np)", f"        kernel(out, {operands})"]
@@ -201,6 +218,7 @@ def _compile(row, name, header, prologue, all_kinds, self_at, fallback, **extra)
         "grad_state": grad_state, "_recipe": _recipe, "new": object.__new__,
         "metas": _metas, "input_meta": input_meta, "next_sequence": _SEQUENCE.__next__,
         "SavedTensor": SavedTensor, "VersionCounter": VersionCounter, "weak_ref": weakref.ref,
+        "MAX_NDIM": MAX_NDIM, "load_kernel": kernel,
         **{f"entries_{kinds}": row._straight_entries.setdefault(kinds, {})
            for kinds in all_kinds},
         **extra,

@@ -11,6 +11,8 @@ arithmetic that vectorizes, where libm's calls do not).
 """
 import math
 
+import numpy as np
+
 from ..backends import scalar_math as sm
 from .elementwise import ElementwiseOp as Row
 from .elementwise import FastPath
@@ -22,8 +24,11 @@ def _sign(a):
     return 1 if a > 0 else (-1 if a < 0 else 0)
 
 
+_ONE32 = np.float32(1)  # b - _ONE32 keeps float32 in float32 (b - 1 is float64 in Numba)
+
+
 def _pow_base_grad(g, a, b):
-    return 0 * g if b == 0 else g * b * a ** (b - 1)
+    return 0 * g if b == 0 else g * b * sm.pow(a, b - _ONE32)
 
 
 def _pow_exponent_grad(g, a, b, out):
@@ -50,7 +55,7 @@ ROWS = [
     Row("div", lambda a, b: a / b,
         {"a": lambda g, b: g / b, "b": lambda g, a, b: -g * a / (b * b)},
         result="float", domain=(0.5, 2.0)),
-    Row("pow", lambda a, b: a ** b,
+    Row("pow", lambda a, b: sm.pow(a, b),
         {"a": _pow_base_grad, "b": _pow_exponent_grad}, domain=(0.5, 2.0)),
     Row("exp", lambda a: sm.exp(a), {"a": lambda g, out: g * out}, result="float"),
     Row("log", lambda a: sm.log(a), {"a": lambda g, a: g / a}, result="float", domain=(0.1, 4.0)),

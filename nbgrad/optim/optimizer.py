@@ -109,7 +109,7 @@ class Optimizer:
 
     def _step_param(self, group, p):
         grad = p.grad
-        if grad.shape != p.shape:
+        if grad._data.shape != p._data.shape:
             raise RuntimeError(f"{type(self).__name__}: gradient of shape {list(grad.shape)} does "
                                f"not match its parameter of shape {list(p.shape)}")
         state = self.state[p]

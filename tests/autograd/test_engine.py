@@ -151,9 +151,10 @@ def test_retain_graph_keeps_saved_tensors_until_a_backward_without_it():
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "nbgrad bug (ops/elementwise.py ElementwiseBackward): a Python scalar operand is kept as a "
-    "plain value, never released, so a second backward through x * 3 succeeds; PyTorch saves "
-    "the wrapped scalar like a tensor and refuses the second backward"))
+    "nbgrad bug (ops/elementwise.py ElementwiseBackward.record, ops/straight_line.py): a "
+    "Python scalar operand is kept as a plain value, never released, so a second backward "
+    "through x * 3 succeeds; PyTorch saves the wrapped scalar like a tensor and refuses the "
+    "second backward"))
 def test_second_backward_through_a_product_with_a_python_scalar():
     def scenario(lib, tr):
         a = lib.tensor([1.0, 2.0], requires_grad=True)

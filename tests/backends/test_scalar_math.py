@@ -523,3 +523,107 @@ def test_cuda_device_functions_compile(monkeypatch):
             # path converts its reduced fraction through one double
             if ty == numba.float32 and name not in ("sin", "cos"):
                 assert not any(".f64" in ln for ln in body), name
+
+
+# --------------------------------------------------------------------------
+# pow
+# --------------------------------------------------------------------------
+_pow_loops = {}
+
+
+def apply_pow(fn, x, y):
+    """``out[i] = fn(x[i], y[i])`` in a plain njit loop, as the kernels do."""
+    if fn not in _pow_loops:
+        f = numba.njit(inline="always")(fn)
+
+        @numba.njit
+        def run(x, y, out):
+            for i in range(x.shape[0]):
+                out[i] = f(x[i], y[i])
+        _pow_loops[fn] = run
+    out = np.empty(np.broadcast(x, y).shape, np.result_type(x, y))
+    _pow_loops[fn](x, y, out)
+    return out
+
+
+POW_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5,
+               INF, -INF, NAN, 1e-45, -1e-45, 1.5e-39, 3.4e38, -3.4e38, 1e30, -1e30,
+               8388607.5, 8388609.0, -8388609.0, 16777215.0, -16777215.0, 16777216.0,
+               -16777216.0, 33554432.0, 0.99999994, 1.0000001, -0.99999994, -1.0000001]
+
+
+def test_pow_float32_special_cases_match_numpy():
+    """Every pair of zeros, +-1, infinities, nan, denormals, huge values,
+    odd/even integers around 2**23..2**25 and non-integers: exactly NumPy's
+    float32 power where that is a special value (nan, inf, 0, +-1 or an input
+    is special), and the correctly rounded float64 power everywhere."""
+    x, y = np.array(np.meshgrid(POW_SPECIAL, POW_SPECIAL), np.float32).reshape(2, -1)
+    got = apply_pow(sm.pow, x, y)
+    assert got.dtype == np.float32
+    with np.errstate(all="ignore"):
+        npy = np.power(x, y)
+        wide = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    special = (~np.isfinite(npy) | (npy == 0) | (np.abs(npy) == 1) | ~np.isfinite(x)
+               | ~np.isfinite(y) | (x == 0) | (y == 0) | (np.abs(x) == 1))
+    assert special.sum() > 500
+    np.testing.assert_array_equal(got[special], npy[special])
+    assert np.array_equal(np.signbit(got[special & ~np.isnan(npy)]),
+                          np.signbit(npy[special & ~np.isnan(npy)]))
+    np.testing.assert_array_equal(got, wide)
+    assert np.array_equal(np.signbit(got[~np.isnan(wide)]), np.signbit(wide[~np.isnan(wide)]))
+
+
+def pow_samples32(rng, n=1 << 20):
+    """Random bit patterns; dense x with y up to the over/underflow limits;
+    x near 1 with huge y; negative x with integer y; exact powers."""
+    bits = rng.integers(0, 2**32 - 1, (2, n), dtype=np.uint32, endpoint=True).view(np.float32)
+    x = np.exp2(rng.uniform(-149, 128, n))
+    t = rng.uniform(-155, 129, n)                  # log2 of the result
+    y = t / np.log2(x)
+    near1 = 1 + rng.uniform(-1e-3, 1e-3, n)
+    ynear = rng.uniform(-1.5e5, 1.5e5, n)
+    neg = -np.exp2(rng.uniform(-20, 20, n))
+    yint = np.round(rng.uniform(-40, 40, n))
+    small = rng.integers(-10, 11, (2, 4096))
+    xs = np.concatenate([bits[0], x, near1, neg, small[0]])
+    ys = np.concatenate([bits[1], y, ynear, yint, np.abs(small[1]) % 6])
+    with np.errstate(over="ignore"):
+        return xs.astype(np.float32), ys.astype(np.float32)
+
+
+def test_pow_float32_accuracy():
+    """Against float64 power (whose error, ~1e-16 relative, is far below a
+    float32 ulp): within 0.5 ulp + 2**-12 (measured: 0.5003 or so)."""
+    x, y = pow_samples32(np.random.default_rng(5))
+    got = apply_pow(sm.pow_f32, x, y)
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.float64), y.astype(np.float64))
+    err = ulp_error(got, ref, np.float32)
+    worst = report("pow float32 vs float64 reference", err, np.stack([x, y], 1), got, ref)
+    assert worst <= 0.5 + 2.0 ** -12
+
+
+def test_pow_dispatch_keeps_integer_and_float64_semantics():
+    i = np.array([2, -3, 0, 7, -1, 1, 3], np.int64)
+    j = np.array([10, 3, 0, 0, 5, -4, -1], np.int64)
+    got = apply_pow(sm.pow, i, j)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, [1024, -27, 1, 1, -1, 1, 0])   # Numba's ** (3**-1 = 0)
+    x = np.random.default_rng(1).uniform(-3, 3, 1000)
+    y = np.round(np.random.default_rng(2).uniform(-30, 30, 1000), 1)
+    with np.errstate(invalid="ignore"):           # libm's pow (NumPy's may differ by an ulp)
+        np.testing.assert_allclose(apply_pow(sm.pow, x, y), np.power(x, y), rtol=4e-16)
+    b = np.array([True, False, True])
+    assert apply_pow(sm.pow, b, b).tolist() == [1, 1, 1]
+    assert sm.pow(np.float32(2), np.float32(3)) == 8          # interpreter fallback
+
+
+@pytest.mark.skipif(not _has_fma(), reason="no FMA unit: llvm.fma is a libm call")
+def test_pow_float32_loop_vectorizes():
+    x = np.ones(4, np.float32)
+    apply_pow(sm.pow, x, x)
+    run = _pow_loops[sm.pow]
+    ir = run.inspect_llvm([s for s in run.signatures if s[0].dtype == numba.float32][0])
+    assert re.search(r"<\d+ x float>", ir) and re.search(r"<\d+ x double>", ir)
+    assert not LIBM.search(ir)
+    assert "gather" not in ir

@@ -19,19 +19,19 @@ ROWS = [row for row in nbgrad.ROWS if row.method and straight_line.supported(row
 N = 7  # elements; small: the straight-line path's domain
 
 
-def _values(row, dtype, seed):
+def _values(row, dtype, seed, shape):
     rng = np.random.default_rng(seed)
     low, high = row.domain
     if dtype is nbgrad.bool:
-        return [rng.random(N) < 0.5 for _ in row.inputs]
+        return [rng.random(shape) < 0.5 for _ in row.inputs]
     if dtype is nbgrad.int64:
-        return [rng.integers(1, 4, N) for _ in row.inputs]
-    return [rng.uniform(low, high, N) for _ in row.inputs]
+        return [rng.integers(1, 4, shape) for _ in row.inputs]
+    return [rng.uniform(low, high, shape) for _ in row.inputs]
 
 
-def _tensors(row, dtype, mask, seed=0):
+def _tensors(row, dtype, mask, seed=0, shape=(N,)):
     return [nbgrad.tensor(v, dtype=dtype, requires_grad=bool(mask >> k & 1))
-            for k, v in enumerate(_values(row, dtype, seed))]
+            for k, v in enumerate(_values(row, dtype, seed, shape))]
 
 
 def _call_method(row, args):
@@ -54,16 +54,19 @@ def _grad_masks(row):
     return masks
 
 
-CASES = [(row, dtype, mask) for row in ROWS
+# Shapes the straight-line path takes: 1 to MAX_NDIM dimensions (here 1 to 3).
+SHAPES = [(N,), (3, 4), (2, 1, 3)]
+CASES = [(row, dtype, mask, shape) for row in ROWS
          for dtype in (nbgrad.float32, nbgrad.float64)
-         for mask in _grad_masks(row)]
+         for mask in _grad_masks(row)
+         for shape in (SHAPES if dtype is nbgrad.float32 else SHAPES[:1])]
 
 
-@pytest.mark.parametrize("row,dtype,mask", CASES,
-                         ids=[f"{r.name}-{d}-{m}" for r, d, m in CASES])
-def test_straight_line_path_matches_the_general_path(monkeypatch, row, dtype, mask):
-    fast_args = _tensors(row, dtype, mask)
-    general_args = _tensors(row, dtype, mask)
+@pytest.mark.parametrize("row,dtype,mask,shape", CASES,
+                         ids=[f"{r.name}-{d}-{m}-{len(sh)}d" for r, d, m, sh in CASES])
+def test_straight_line_path_matches_the_general_path(monkeypatch, row, dtype, mask, shape):
+    fast_args = _tensors(row, dtype, mask, shape=shape)
+    general_args = _tensors(row, dtype, mask, shape=shape)
     _no_general_path(monkeypatch, getattr(nbgrad.Tensor, row.name))
     fast = _call_method(row, fast_args)
     monkeypatch.undo()
@@ -77,7 +80,7 @@ def test_straight_line_path_matches_the_general_path(monkeypatch, row, dtype, ma
     assert [node_name(n) for n, _ in fast.grad_fn.next_functions] == \
         [node_name(n) for n, _ in general.grad_fn.next_functions]
     assert [s.shape for s in fast.grad_fn.saved] == [s.shape for s in general.grad_fn.saved]
-    upstream = nbgrad.tensor(np.random.default_rng(1).standard_normal(N), dtype=dtype)
+    upstream = nbgrad.tensor(np.random.default_rng(1).standard_normal(shape), dtype=dtype)
     fast.backward(upstream)
     general.backward(upstream)
     for a, b in zip(fast_args, general_args):
@@ -193,13 +196,22 @@ def _spy_on_general_path(monkeypatch, method):
     return calls
 
 
+_FIVE_D = (1, 1, 1, 2, 3)  # more dimensions than straight_line.MAX_NDIM
+
+
+def _five_d(t):
+    assert len(_FIVE_D) > straight_line.MAX_NDIM
+    return nbgrad.tensor(t.numpy().reshape(_FIVE_D))  # not a view
+
+
 @pytest.mark.parametrize("make,expected", [
     (lambda x, w: x * w[:1], lambda x, w: x * w[:1]),            # broadcasting
     (lambda x, w: x[1:] * w[1:], lambda x, w: x[1:] * w[1:]),    # views
     (lambda x, w: x * w.double(), lambda x, w: x * w.astype(np.float64)),  # promotion
-    (lambda x, w: x.reshape(2, 3) * w.reshape(2, 3), lambda x, w: (x * w).reshape(2, 3)),
+    (lambda x, w: _five_d(x) * _five_d(w), lambda x, w: (x * w).reshape(_FIVE_D)),
+    (lambda x, w: x.sum() * w.sum(), lambda x, w: np.float32(x.sum() * w.sum())),  # 0-d
     (lambda x, w: x.long() * w, lambda x, w: x.astype(np.int64).astype(np.float32) * w),
-], ids=["broadcast", "views", "promotion", "2d", "int64"])
+], ids=["broadcast", "views", "promotion", "5d", "0d", "int64"])
 def test_other_calls_take_the_general_path(monkeypatch, make, expected):
     x = nbgrad.tensor(np.arange(1.0, 7.0, dtype=np.float32) / 3)
     w = nbgrad.tensor(np.arange(6.0, 0.0, -1, dtype=np.float32) / 5)

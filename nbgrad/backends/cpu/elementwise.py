@@ -239,12 +239,16 @@ def forward_for(row, kinds):
 
 
 def small_forward(row, kinds):
-    """``(kernel, below, new)`` for flat calls with arguments of known kinds:
-    under ``below`` elements ``kernel(out, *args)`` (the serial loop) into
-    ``out = new(shape, dtype)`` (np.empty: small arrays skip the pool) is the
-    whole forward, for callers that inline it."""
-    module = _forward_plan(row, tuple(np.ndarray if k == "a" else np.generic for k in kinds), 1)[0]
-    return module.serial, min(_SMALL_COUNT, PARALLEL_THRESHOLD), np.empty
+    """``(kernel_for, below, new)`` for calls whose array arguments all have
+    one shape (any layout; numbers per ``kinds``): under ``below`` elements the
+    whole forward is ``kernel_for(ndim)(out, *args)`` (the serial loop nest
+    for ``ndim >= 1`` dimensions) into ``out = new(shape, dtype)`` (np.empty:
+    small arrays skip the pool), for callers that inline it."""
+    types = tuple(np.ndarray if k == "a" else np.generic for k in kinds)
+
+    def kernel_for(ndim):
+        return _forward_plan(row, types, ndim)[0].serial
+    return kernel_for, min(_SMALL_COUNT, PARALLEL_THRESHOLD), np.empty
 
 
 def forward(row, out, args):
@@ -328,19 +332,22 @@ def _flat_backward(row, wanted, types, fallback=None):
 
 
 def small_backward(row, wanted):
-    """``(kernel, below, new, sources)`` for flat calls whose saved values are
+    """``(kernel_for, below, new, sources)`` for calls whose saved values are
     all arrays of the gradient's shape: under ``below`` elements the whole
-    backward is ``kernel(*operands, *grads)`` with each gradient from
-    ``new(shape, dtype)``; ``sources`` names the operands in order (-1: the
-    incoming gradient, -2: the output, k: input k)."""
+    backward is ``kernel_for(ndim)(*operands, *grads)`` (as small_forward)
+    with each gradient from ``new(shape, dtype)``; ``sources`` names the
+    operands in order (-1: the incoming gradient, -2: the output, k: input k)."""
     wanted = tuple(wanted)
     kinds = "a" * len(row.inputs)
-    key = (row, wanted, kinds, 1)
-    module = _backward_kernels.get(key)
-    if module is None:
-        module = _backward_kernels[key] = _backward_module(row, wanted, kinds, 1)
-    return module.serial, min(_SMALL_COUNT, PARALLEL_THRESHOLD), np.empty, \
-        _backward_plan(row, wanted, kinds)[2]
+
+    def kernel_for(ndim):
+        key = (row, wanted, kinds, ndim)
+        module = _backward_kernels.get(key)
+        if module is None:
+            module = _backward_kernels[key] = _backward_module(row, wanted, kinds, ndim)
+        return module.serial
+    return (kernel_for, min(_SMALL_COUNT, PARALLEL_THRESHOLD), np.empty,
+            _backward_plan(row, wanted, kinds)[2])
 
 
 def backward_for(row, wanted, kinds):
