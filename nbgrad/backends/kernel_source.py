@@ -197,3 +197,16 @@ def load_module(source, helpers, jit, tag):
     sys.modules[name] = module
     _loaded[name] = module
     return module
+
+
+def lazy_module(source, tag):
+    """A function returning ``load_module(source, {}, None, tag)``, loaded on
+    its first call (a module of hand-written kernels that needs no helpers)."""
+    module = None
+
+    def kernels():
+        nonlocal module
+        if module is None:
+            module = load_module(source, {}, None, tag)
+        return module
+    return kernels

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.graph import Node
-from ..backends.kernel_source import load_module
+from ..backends.kernel_source import lazy_module
 from ..tensor import Tensor
 
 # The common CPU case (no class weights, a reduced loss) in one pass instead of
@@ -43,14 +43,7 @@ def picked_sum(logp, target, ignore_index):
     return total, counted, -1
 '''
 
-_module = None
-
-
-def _kernels():
-    global _module
-    if _module is None:
-        _module = load_module(_SOURCE, {}, None, "nll")
-    return _module
+_kernels = lazy_module(_SOURCE, "nll")
 
 
 def _class_last(data, backend):

@@ -11,7 +11,7 @@ float32 in double). CUDA arrays take the backend's functions (``applies``).
 """
 import numpy as np
 
-from ..backends.kernel_source import load_module
+from ..backends.kernel_source import lazy_module
 
 # The kernels, compiled from a file in nbgrad's kernel cache (kernel_source): its
 # name hashes this source together with nbgrad's scalar math, so an edited exp
@@ -110,14 +110,7 @@ def _softmax_backward(g, y, out):
             out[i, j] = y[i, j] * (g[i, j] - s)
 '''
 
-_module = None
-
-
-def _kernels():
-    global _module
-    if _module is None:
-        _module = load_module(_SOURCE, {}, None, "softmax_rows")
-    return _module
+_kernels = lazy_module(_SOURCE, "softmax_rows")
 
 
 def applies(axis, *arrays):

@@ -4,7 +4,7 @@ NumPy's would run on one thread and write into freshly mapped pages; these run
 one ``prange`` pass into the pool's memory (or in place)."""
 import numpy as np
 
-from ..kernel_source import load_module
+from ..kernel_source import lazy_module
 from .allocator import pool
 
 _SOURCE = '''import numba
@@ -23,14 +23,7 @@ def add(dst, a, b):
         dst[i] = a[i] + b[i]
 '''
 
-_kernels = None
-
-
-def _module():
-    global _kernels
-    if _kernels is None:
-        _kernels = load_module(_SOURCE, {}, None, "memory")
-    return _kernels
+_kernels = lazy_module(_SOURCE, "memory")
 
 
 def _flat(*arrays):
@@ -48,7 +41,7 @@ def copy(a, threshold):
     """A C-contiguous copy of ``a``; in parallel from ``threshold`` elements."""
     if a.size >= threshold and _flat(a):
         out = pool.empty(a.shape, a.dtype)
-        _module().copy(out.reshape(-1), a.reshape(-1))
+        _kernels().copy(out.reshape(-1), a.reshape(-1))
         return out
     return np.array(a, copy=True, order="C")
 
@@ -60,7 +53,7 @@ def add(a, b, threshold):
         flat = _flat(a, b)
         if flat:
             out = pool.empty(a.shape, a.dtype)
-            _module().add(out.reshape(-1), *flat)
+            _kernels().add(out.reshape(-1), *flat)
             return out
     return np.asarray(np.add(a, b))  # 0-d inputs: an array, not a NumPy scalar
 
@@ -70,6 +63,6 @@ def add_into(dst, src, threshold):
     if dst.size >= threshold:
         flat = _flat(dst, src)
         if flat:
-            _module().add(flat[0], flat[0], flat[1])
+            _kernels().add(flat[0], flat[0], flat[1])
             return
     np.add(dst, src, out=dst)
