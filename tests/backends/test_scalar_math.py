@@ -585,9 +585,9 @@ def pow_samples32(rng, n=1 << 20):
     neg = -np.exp2(rng.uniform(-20, 20, n))
     yint = np.round(rng.uniform(-40, 40, n))
     small = rng.integers(-10, 11, (2, 4096))
-    xs = np.concatenate([bits[0], x, near1, neg, small[0]])
-    ys = np.concatenate([bits[1], y, ynear, yint, np.abs(small[1]) % 6])
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # signalling-nan bit patterns
+        xs = np.concatenate([bits[0], x, near1, neg, small[0]])
+        ys = np.concatenate([bits[1], y, ynear, yint, np.abs(small[1]) % 6])
         return xs.astype(np.float32), ys.astype(np.float32)
 
 
