@@ -389,7 +389,8 @@ def _unpack_lines(name, saved_input):
     return lines
 
 
-_STRAIGHT_MAX_NDIM = 4
+# The most dimensions the straight-line code (here and in straight_line.py) takes.
+STRAIGHT_MAX_NDIM = 4
 
 
 def _straight_line_backward(recipe):
@@ -413,8 +414,8 @@ def _straight_line_backward(recipe):
             return None
         kernel_for, below, new, sources = small
         # Kernels by number of dimensions, made as they are met.
-        kernels = [kernel_for] + [None] * _STRAIGHT_MAX_NDIM
-        namespace.update(kernels=kernels, below=below, new=new, MAX_NDIM=_STRAIGHT_MAX_NDIM)
+        kernels = [kernel_for] + [None] * STRAIGHT_MAX_NDIM
+        namespace.update(kernels=kernels, below=below, new=new, MAX_NDIM=STRAIGHT_MAX_NDIM)
         names = {-1: "grad", -2: "out"}
         names.update((k, f"x{k}") for k in spec.saves)
         body = ["args = node.args"] if spec.saves else []

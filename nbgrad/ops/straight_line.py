@@ -18,10 +18,10 @@ from ..autograd.grad_mode import _state as grad_state
 from ..autograd.graph import _SEQUENCE, SavedTensor, _metas, input_meta
 from ..autograd.version_counter import VersionCounter
 from ..tensor import Tensor
+from .elementwise import STRAIGHT_MAX_NDIM as MAX_NDIM
 from .elementwise import _plan_for, _Recipe, apply
 
 _MISSING = object()
-MAX_NDIM = 4  # the most dimensions taken straight-line (the backend's small kernels, per ndim)
 # Argument kinds of the calls a function is generated for: "a" a tensor, "f" a
 # Python float, "i" a Python int (not bool: its promotion differs).
 _GUARDS = {"a": "isinstance({x}, Tensor)", "f": "{x}.__class__ is float",
@@ -42,19 +42,19 @@ def _entry(row, args, kinds):
         if small is None:
             return None
         kernel_for, below, new = small
-        entry = (kernels(kernel_for), below, new, plan.out_np, plan.out_dtype, plan.recipes,
+        entry = (_by_ndim(kernel_for), below, new, plan.out_np, plan.out_dtype, plan.recipes,
                  plan.dtype, plan.backend, *(c for c, kind in zip(plan.convert, kinds) if kind != "a"))
     row._straight_entries.setdefault(kinds, {})[args[tensor_at].dtype] = entry
     return entry
 
 
-def kernels(kernel_for):
-    """A list indexed by dimensions, filled as they are met (``kernel(kernels,
-    ndim)``); the backend's ``kernel_for`` at index 0."""
+def _by_ndim(kernel_for):
+    """Kernels indexed by number of dimensions, made as they are met
+    (``_load_kernel``); the backend's ``kernel_for`` at index 0."""
     return [kernel_for] + [None] * MAX_NDIM
 
 
-def kernel(kernels, ndim):
+def _load_kernel(kernels, ndim):
     found = kernels[ndim] = kernels[0](ndim)
     return found
 
@@ -218,7 +218,7 @@ def _compile(row, name, header, prologue, all_kinds, self_at, fallback, **extra)
         "grad_state": grad_state, "_recipe": _recipe, "new": object.__new__,
         "metas": _metas, "input_meta": input_meta, "next_sequence": _SEQUENCE.__next__,
         "SavedTensor": SavedTensor, "VersionCounter": VersionCounter, "weak_ref": weakref.ref,
-        "MAX_NDIM": MAX_NDIM, "load_kernel": kernel,
+        "MAX_NDIM": MAX_NDIM, "load_kernel": _load_kernel,
         **{f"entries_{kinds}": row._straight_entries.setdefault(kinds, {})
            for kinds in all_kinds},
         **extra,
