@@ -16,11 +16,11 @@ from .table import BY_NAME, ROWS
 
 
 def _row_method(row):
-    def method(self, *args):
-        return apply(row, (self, *args))
-
     if straight_line.supported(row):
         method = straight_line.method(row)
+    else:
+        def method(self, *args):
+            return apply(row, (self, *args))
 
     def method_(self, *args):
         return apply_inplace(row, self, args)
@@ -66,21 +66,12 @@ def _operand(other):
 def _operator(row, dunder):
     """``a <op> b``: NotImplemented for operands that are neither tensors nor
     numbers, so Python falls back (``t == None`` is False, as in PyTorch)."""
-    if straight_line.supported(row):
-        return straight_line.operator(row, dunder, _operand)
-
-    def method(self, other):
-        return apply(row, (self, other)) if _operand(other) else NotImplemented
-    return method
+    return straight_line.operator(row, dunder, _operand)
 
 
 def _reversed(row, dunder):
-    if straight_line.supported(row):
-        return straight_line.reversed_operator(row, dunder, _operand)
-
-    def method(self, other):
-        return apply(row, (other, self)) if _operand(other) else NotImplemented
-    return method
+    """``b <op> a`` for a number ``b``, likewise."""
+    return straight_line.reversed_operator(row, dunder, _operand)
 
 
 def _augmented(row, dunder):

@@ -10,10 +10,10 @@ from .allocator import pool
 name = "cpu"
 elementwise_forward = elementwise.forward
 elementwise_forward_for = elementwise.forward_for  # optional: a forward for known argument kinds
-elementwise_small_forward = elementwise.small_forward  # small flat calls, inlined by ops
+elementwise_small_forward = elementwise.small_forward  # small calls, inlined (CUDA: None)
 elementwise_backward = elementwise.backward
 elementwise_backward_for = elementwise.backward_for  # optional: for known saved kinds
-elementwise_small_backward = elementwise.small_backward  # (None on backends without)
+elementwise_small_backward = elementwise.small_backward  # small calls, inlined (CUDA: None)
 
 
 def empty(shape, dtype):
