@@ -152,17 +152,16 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
         if grad is None:
             grads = ()
         elif node.__class__ is AccumulateGrad:
-            owned = False
-            if fresh and node in fresh:
-                fresh.discard(node)
-                owned = True
-            if node.retained is not None or node.variable._hooks:
-                if node.variable._hooks:
+            # (Nodes stay in ``fresh`` once run: their buffer is gone and never comes back.)
+            owned = node in fresh
+            hooks = node.variable._hooks
+            if node.retained is not None or hooks:
+                if hooks:
                     owned = False  # a hook may keep the Tensor it was given
                 grad = _run_pre_hooks(node, grad)
             node.accumulate(grad, owned)
             continue  # no edges
-        else:  # (left in ``fresh``, if it is: its buffer is gone and never comes back)
+        else:
             if node.retained is not None or node.pre_hooks:
                 grad = _run_pre_hooks(node, grad)
             grads = node.backward(grad)
