@@ -1,14 +1,11 @@
 """``Conv2d``."""
 
-from .. import creation
 from . import functional as F
-from . import init
 from .functional import _pair
-from .module import Module
-from .parameter import Parameter
+from .linear import _WeightedLayer
 
 
-class Conv2d(Module):
+class Conv2d(_WeightedLayer):
     """2-D convolution over (N, C, H, W) or (C, H, W) inputs, as ``torch.nn.Conv2d``
     (``padding_mode='zeros'``, ``groups=1``)."""
 
@@ -37,16 +34,8 @@ class Conv2d(Module):
         self.dilation = _pair(dilation, "dilation")
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(creation.empty(out_channels, in_channels, *self.kernel_size,
-                                               dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(creation.empty(out_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        init.default_layer_init_(self.weight, self.bias)
+        self._add_weight_and_bias((out_channels, in_channels, *self.kernel_size), bias, dtype,
+                                  device)
 
     def forward(self, input):
         shape = list(input.shape)

@@ -7,6 +7,7 @@ import collections
 import itertools
 
 from ..autograd import grad_mode
+from ..ops.copying import to_arguments
 from ..tensor import Tensor
 from .parameter import Parameter
 
@@ -345,28 +346,14 @@ class Module:
     def to(self, *args, **kwargs):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
         Floating-point parameters and buffers take the dtype; all take the device."""
-        from ..device import device as Device
-        from .. import dtypes
-
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
+        if "copy" in kwargs:  # Tensor.to's keyword, not Module.to's
+            raise TypeError("to() received an invalid combination of arguments: ['copy']")
+        device, dtype, _ = to_arguments(args, kwargs)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
-        for arg in args:
-            if isinstance(arg, Tensor):
-                device, dtype = arg.device, arg.dtype
-            elif isinstance(arg, (str, Device)):
-                device = arg
-            elif arg is not None:
-                dtype = arg
-        if dtype is not None:
-            dtype = dtypes.to_dtype(dtype)
-            if not dtype.is_floating_point:
-                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
-                                f"desired dtype={dtype}")
-        if device is not None:
-            device = Device(device)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+                            f"desired dtype={dtype}")
 
         def convert(t):
             out = t

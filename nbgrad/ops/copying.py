@@ -56,22 +56,31 @@ class ToDeviceBackward(Node):
         return [self.source_backend.asarray(grad)]
 
 
-def _parse_to(self, args, kwargs):
-    """(device, dtype, copy) from ``to``'s overloads, as PyTorch reads them."""
-    target_dtype, target_device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+def to_arguments(args, kwargs):
+    """(device, dtype, copy) named by ``to``'s overloads, as PyTorch reads
+    them (``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``,
+    and as keywords): None (``copy``: False) where not given. Takes the
+    keywords it reads out of ``kwargs``: the caller refuses the rest."""
+    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)  # copies are synchronous here; accepted for portability
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for arg in args:
         if isinstance(arg, Tensor):
-            target_dtype, target_device = arg.dtype, arg.device
+            dtype, device = arg.dtype, arg.device
         elif isinstance(arg, (str, Device)):
-            target_device = arg
-        else:
-            target_dtype = arg
-    device = Device(target_device) if target_device is not None else self.device
-    return device, dtypes.to_dtype(target_dtype) or self.dtype, copy
+            device = arg
+        elif arg is not None:
+            dtype = arg
+    return (None if device is None else Device(device)), dtypes.to_dtype(dtype), copy
+
+
+def _parse_to(self, args, kwargs):
+    """(device, dtype, copy) for ``Tensor.to``: its own where not given."""
+    device, dtype, copy = to_arguments(args, kwargs)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    return (self.device if device is None else device,
+            self.dtype if dtype is None else dtype, copy)
 
 
 def to(self, *args, **kwargs):

@@ -393,6 +393,17 @@ def _unpack_lines(name, saved_input):
 STRAIGHT_MAX_NDIM = 4
 
 
+def _by_ndim(kernel_for):
+    """Kernels indexed by number of dimensions, made as they are met
+    (``_load_kernel``); the backend's ``kernel_for`` at index 0."""
+    return [kernel_for] + [None] * STRAIGHT_MAX_NDIM
+
+
+def _load_kernel(kernels, ndim):
+    found = kernels[ndim] = kernels[0](ndim)
+    return found
+
+
 def _straight_line_backward(recipe):
     """Straight-line Python for one recipe's backward in the common case (a
     gradient of 1 to 4 dimensions under the backend's small-call size, every
@@ -413,9 +424,8 @@ def _straight_line_backward(recipe):
         if small is None:
             return None
         kernel_for, below, new, sources = small
-        # Kernels by number of dimensions, made as they are met.
-        kernels = [kernel_for] + [None] * STRAIGHT_MAX_NDIM
-        namespace.update(kernels=kernels, below=below, new=new, MAX_NDIM=STRAIGHT_MAX_NDIM)
+        namespace.update(kernels=_by_ndim(kernel_for), load_kernel=_load_kernel, below=below,
+                         new=new, MAX_NDIM=STRAIGHT_MAX_NDIM)
         names = {-1: "grad", -2: "out"}
         names.update((k, f"x{k}") for k in spec.saves)
         body = ["args = node.args"] if spec.saves else []
@@ -428,9 +438,7 @@ def _straight_line_backward(recipe):
         for i in spec.wanted:
             result[i] = f"grad{i}"
         inner = ["dtype = grad.dtype"] + [f"{g} = new(shape, dtype)" for g in grads]
-        inner += ["kernel = kernels[ndim]",
-                  "if kernel is None:",
-                  "    kernel = kernels[ndim] = kernels[0](ndim)",
+        inner += ["kernel = kernels[ndim] or load_kernel(kernels, ndim)",
                   f"kernel({', '.join([names[k] for k in sources] + grads)})"]
         inner.append(f"return [{', '.join(result)}]")
         if checks:

@@ -19,7 +19,7 @@ from ..autograd.graph import _SEQUENCE, SavedTensor, _metas, input_meta
 from ..autograd.version_counter import VersionCounter
 from ..tensor import Tensor
 from .elementwise import STRAIGHT_MAX_NDIM as MAX_NDIM
-from .elementwise import _plan_for, _Recipe, apply
+from .elementwise import _by_ndim, _load_kernel, _plan_for, _Recipe, apply
 
 _MISSING = object()
 # Argument kinds of the calls a function is generated for: "a" a tensor, "f" a
@@ -46,17 +46,6 @@ def _entry(row, args, kinds):
                  plan.dtype, plan.backend, *(c for c, kind in zip(plan.convert, kinds) if kind != "a"))
     row._straight_entries.setdefault(kinds, {})[args[tensor_at].dtype] = entry
     return entry
-
-
-def _by_ndim(kernel_for):
-    """Kernels indexed by number of dimensions, made as they are met
-    (``_load_kernel``); the backend's ``kernel_for`` at index 0."""
-    return [kernel_for] + [None] * MAX_NDIM
-
-
-def _load_kernel(kernels, ndim):
-    found = kernels[ndim] = kernels[0](ndim)
-    return found
 
 
 def _recipe(recipes, row, args, dtype, backend, mask):

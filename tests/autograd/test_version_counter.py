@@ -440,8 +440,9 @@ def test_stale_message_names_the_producer_as_torch_does(case):
 
 @pytest.mark.xfail(strict=True, reason=(
     "nbgrad bug (ops/elementwise.py _general_backward and _straight_line_backward): saved "
-    "tensors are unpacked in input order; PyTorch unpacks them in the order its formulas first use them (mul: other, "
-    "then self), so when both operands are stale the error names a different tensor"))
+    "tensors are unpacked in input order; PyTorch unpacks them in the order its formulas "
+    "first use them (mul: other, then self), so when both operands are stale the error "
+    "names a different tensor"))
 def test_with_two_stale_operands_the_error_names_the_one_torch_names():
     def scenario(lib, tr):
         x = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)

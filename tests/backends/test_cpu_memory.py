@@ -62,8 +62,14 @@ def test_add_into_a_strided_destination():
     np.testing.assert_array_equal(dst, 1)
 
 
-def test_the_backend_uses_them():
+def test_the_backend_uses_them_from_its_parallel_threshold(monkeypatch):
+    calls = []
+    kernels = memory._kernels
+    monkeypatch.setattr(memory, "_kernels", lambda: calls.append(1) or kernels())
     n = cpu.elementwise.PARALLEL_THRESHOLD
     a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
     np.testing.assert_array_equal(cpu.copy(a), a)
     np.testing.assert_array_equal(cpu.add(a, a), a + a)
+    assert len(calls) == 2
+    cpu.copy(a[:-1])
+    assert len(calls) == 2  # below the threshold: NumPy's copy
