@@ -398,7 +398,7 @@ class Tensor:
     _set_retained_grad = _accumulate_grad
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        _autograd_backward((self,), gradient, retain_graph, create_graph, inputs)
+        _tensor_backward(self, gradient, retain_graph, create_graph, inputs)
 
     # ------------------------------------------------------------------ aliases
     def __deepcopy__(self, memo):
@@ -463,12 +463,12 @@ def no_grad_view_error(view, modified):
         "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
-def _autograd_backward(*args):
+def _tensor_backward(*args):
     # Bound on first use (nbgrad.autograd imports this module's package).
-    global _autograd_backward
-    from .autograd import backward
-    _autograd_backward = backward
-    return backward(*args)
+    global _tensor_backward
+    from .autograd import tensor_backward
+    _tensor_backward = tensor_backward
+    return tensor_backward(*args)
 
 
 _CPU = _device("cpu")

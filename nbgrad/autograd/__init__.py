@@ -80,6 +80,25 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             t._accumulate_grad(g)
 
 
+def tensor_backward(tensor, gradient, retain_graph, create_graph, inputs):
+    """``tensor.backward(...)``: its most common calls (an op's result, with no
+    gradient or one of its shape, dtype and device) go straight to the engine,
+    the rest through ``backward``'s checks."""
+    root = tensor._grad_fn
+    if root is not None and inputs is None and not create_graph and tensor._base is None:
+        data = tensor._data
+        if gradient is None:
+            if data.size == 1:
+                run_backward([root], [tensor._backend.full(data.shape, 1, tensor.dtype.numpy)],
+                             bool(retain_graph))
+                return
+        elif (gradient.__class__ is tensor.__class__ and gradient._backend is tensor._backend
+              and gradient.dtype is tensor.dtype and gradient._data.shape == data.shape):
+            run_backward([root], [gradient._data], bool(retain_graph))
+            return
+    backward((tensor,), gradient, retain_graph, create_graph, inputs)
+
+
 def _run_captured(roots, grads, retain_graph, inputs):
     Tensor = _tensor_class()
     for t in inputs:

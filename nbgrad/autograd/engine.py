@@ -15,18 +15,15 @@ from .graph import AccumulateGrad
 def _count_dependencies(roots):
     """How many edges lead into each node reachable from ``roots`` (roots included, from 0)."""
     deps = dict.fromkeys(roots, 0)
-    stack = list(deps)
-    get = deps.get
-    while stack:
-        for nxt in stack.pop().next_edges:
-            if nxt is not None:
-                count = get(nxt)
-                if count is None:  # first reached: walk on from it (a leaf's sink leads nowhere)
-                    deps[nxt] = 1
-                    if nxt.next_edges:
-                        stack.append(nxt)
-                else:
-                    deps[nxt] = count + 1
+    nodes = list(deps)
+    reached = nodes.append
+    for node in nodes:  # grows as nodes are first reached
+        for nxt in node.next_edges:
+            if nxt in deps:
+                deps[nxt] += 1
+            elif nxt is not None:
+                deps[nxt] = 1
+                reached(nxt)
     return deps
 
 
@@ -113,27 +110,32 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
     """Propagate ``root_grads`` from ``roots``. With ``capture`` (a dict keyed by
     node), gradients reaching those nodes are stored there instead of being
     accumulated, and only the part of the graph that leads to them runs."""
+    if len(roots) == 1 and capture is None:  # one root: nothing leads into it
+        _run(_count_dependencies(roots), {}, [], roots[0], root_grads[0], None, retain_graph)
+        return
     deps = _count_dependencies(roots)
+    buffers = {}
+    for node, grad in zip(roots, root_grads):
+        buffers[node] = buffers[node] + grad if node in buffers else grad
     # Ready nodes run latest-made first (PyTorch's order: it decides, for
     # instance, which error a graph with several problems reports).
     order = itertools.count()
-    # A node that became ready while no other was waits in ``pending``, out of
-    # the heap (a chain's usual case); it joins the heap when a second one is ready.
-    if len(roots) == 1 and capture is None:  # one root: nothing leads into it
-        buffers = {roots[0]: root_grads[0]}
-        ready = []
-        pending = roots[0]
+    ready = [(-node.sequence_nr, next(order), node) for node in dict.fromkeys(roots)
+             if deps[node] == 0]
+    heapq.heapify(ready)
+    if capture is not None:
+        _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots)
     else:
-        buffers = {}
-        for node, grad in zip(roots, root_grads):
-            buffers[node] = buffers[node] + grad if node in buffers else grad
-        ready = [(-node.sequence_nr, next(order), node) for node in dict.fromkeys(roots)
-                 if deps[node] == 0]
-        heapq.heapify(ready)
-        pending = None
-        if capture is not None:
-            _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots)
-            return
+        _run(deps, buffers, ready, None, None, order, retain_graph)
+
+
+def _run(deps, buffers, ready, pending, pending_grad, order, retain_graph):
+    """The engine's loop. ``buffers``: the gradient summed so far for each node
+    that still waits for some, or that is ready in the heap ``ready``. A node
+    that became ready while no other was waits in ``pending`` (its gradient in
+    ``pending_grad``), out of the heap and the buffers: a chain's usual case.
+    A leaf's sink (AccumulateGrad, first among ready nodes in PyTorch's order)
+    accumulates as soon as it is ready."""
     # Nodes whose buffer is a new array that nothing outside the engine holds
     # (see Node.returns_fresh): more gradients are added into it in place, and
     # a leaf may take it as its .grad without a copy.
@@ -142,31 +144,23 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
     pop_buffer = buffers.pop
     while True:
         if pending is not None:
-            node = pending
+            node, grad = pending, pending_grad
             pending = None
         elif ready:
             node = heappop(ready)[2]
+            grad = pop_buffer(node, None)
         else:
-            break
-        grad = pop_buffer(node, None)
+            return
         if grad is None:
             grads = ()
-        elif node.__class__ is AccumulateGrad:
-            # (Nodes stay in ``fresh`` once run: their buffer is gone and never comes back.)
-            owned = node in fresh
-            hooks = node.variable._hooks
-            if node.retained is not None or hooks:
-                if hooks:
-                    owned = False  # a hook may keep the Tensor it was given
-                grad = _run_pre_hooks(node, grad)
-            node.accumulate(grad, owned)
-            continue  # no edges
+        elif node.__class__ is AccumulateGrad:  # a root
+            _accumulate(node, grad, node in fresh)
+            continue
         else:
             if node.retained is not None or node.pre_hooks:
                 grad = _run_pre_hooks(node, grad)
-            grads = node.backward(grad)
-            if not retain_graph:  # free saved tensors once the node ran, as PyTorch does
-                node.release_saved()
+            # Saved tensors are freed once the node ran, unless retained (as PyTorch).
+            grads = node.backward(grad) if retain_graph else node.backward_and_release(grad)
         if grads:
             returns_fresh = node.returns_fresh
             edges = zip(node.next_edges, grads, node.input_meta)
@@ -175,30 +169,52 @@ def run_backward(roots, root_grads, retain_graph, capture=None):
         for nxt, g, meta in edges:
             if nxt is None:
                 continue
-            if g is not None:
-                if g.shape == meta.shape and g.dtype is meta.np_dtype and nxt not in buffers:
-                    buffers[nxt] = g  # _deliver's common case, inlined
-                    if returns_fresh and g is not grad:
-                        fresh.add(nxt)
-                else:
-                    _deliver(buffers, fresh, nxt, g, meta, returns_fresh and g is not grad)
             left = deps[nxt] - 1
-            deps[nxt] = left
-            if not left:
-                if pending is None and not ready:
-                    pending = nxt
-                else:
-                    if pending is not None:
-                        heappush(ready, (-pending.sequence_nr, next(order), pending))
-                        pending = None
-                    heappush(ready, (-nxt.sequence_nr, next(order), nxt))
+            if left or nxt in buffers:  # more to come, or some came already: sum in the buffer
+                deps[nxt] = left
+                if g is not None:
+                    _deliver(buffers, fresh, nxt, g, meta, returns_fresh and g is not grad)
+                if left:
+                    continue
+                g = pop_buffer(nxt, None)
+                is_fresh = nxt in fresh
+            elif g is not None:
+                is_fresh = returns_fresh and g is not grad
+                if g.shape != meta.shape or g.dtype is not meta.np_dtype:
+                    g, is_fresh = _shaped(g, meta, is_fresh)
+            # nxt is ready, with the gradient g
+            if nxt.__class__ is AccumulateGrad:
+                if g is not None:
+                    _accumulate(nxt, g, is_fresh)
+            elif pending is None and not ready:
+                pending, pending_grad = nxt, g
+            else:
+                if pending is not None:
+                    if pending_grad is not None:
+                        buffers[pending] = pending_grad
+                    if order is None:
+                        order = itertools.count()
+                    heappush(ready, (-pending.sequence_nr, next(order), pending))
+                    pending = None
+                if g is not None:
+                    buffers[nxt] = g
+                heappush(ready, (-nxt.sequence_nr, next(order), nxt))
 
 
-def _deliver(buffers, fresh, nxt, g, meta, is_fresh):
-    """Reduce ``g`` to the shape and dtype of the input ``meta`` describes and
-    add it to ``nxt``'s buffer. ``fresh`` holds the nodes whose buffer is new
-    memory nothing else references (``is_fresh``: ``g`` is), which later
-    gradients are added into in place and a leaf may keep as its ``.grad``."""
+def _accumulate(sink, grad, owned):
+    """Run a leaf's hooks and accumulate into its ``.grad`` (``owned``: ``grad``
+    is a new buffer that nothing else holds)."""
+    hooks = sink.variable._hooks
+    if sink.retained is not None or hooks:
+        if hooks:
+            owned = False  # a hook may keep the Tensor it was given
+        grad = _run_pre_hooks(sink, grad)
+    sink.accumulate(grad, owned)
+
+
+def _shaped(g, meta, is_fresh):
+    """``g`` reduced to the shape and cast to the dtype of the input ``meta``
+    describes, and whether it is then new memory."""
     if g.shape != meta.shape:
         summed = meta.backend.sum_to_shape(g, meta.shape)
         is_fresh = is_fresh or summed.size < g.size  # a reduction: new memory
@@ -206,6 +222,16 @@ def _deliver(buffers, fresh, nxt, g, meta, is_fresh):
     if g.dtype is not meta.np_dtype and g.dtype != meta.np_dtype:
         g = meta.backend.cast(g, meta.np_dtype)
         is_fresh = True
+    return g, is_fresh
+
+
+def _deliver(buffers, fresh, nxt, g, meta, is_fresh):
+    """Reduce ``g`` to the shape and dtype of the input ``meta`` describes and
+    add it to ``nxt``'s buffer. ``fresh`` holds the nodes whose buffer is new
+    memory nothing else references (``is_fresh``: ``g`` is), which later
+    gradients are added into in place and a leaf may keep as its ``.grad``."""
+    if g.shape != meta.shape or g.dtype is not meta.np_dtype:
+        g, is_fresh = _shaped(g, meta, is_fresh)
     previous = buffers.get(nxt)
     if previous is None:
         buffers[nxt] = g
@@ -241,9 +267,7 @@ def _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots):
             if accumulator or not any(n in useful for n in node.next_edges if n is not None):
                 grads = ()  # nothing further to compute, never accumulate
             else:
-                grads = node.backward(grad)
-                if not retain_graph:
-                    node.release_saved()
+                grads = node.backward(grad) if retain_graph else node.backward_and_release(grad)
         returns_fresh = node.returns_fresh
         metas = node.input_meta
         i = -1

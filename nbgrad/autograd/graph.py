@@ -188,6 +188,13 @@ class Node:
         """Return one gradient (raw array or None) per input."""
         raise NotImplementedError
 
+    def backward_and_release(self, grad):
+        """``backward``, then the saved tensors freed, as the engine calls a
+        node when the graph is not retained (a subclass may do both in one step)."""
+        grads = self.backward(grad)
+        self.release_saved()
+        return grads
+
     def after_write(self, output):
         """Called once the output exists (after the write, for in-place ops)."""
 

@@ -323,10 +323,24 @@ class ElementwiseBackward(Node):
             s.data = None
 
     def backward(self, grad):
-        """Each recipe's class replaces this by straight-line code on first use."""
+        """Each recipe's class replaces this (and ``backward_and_release``) by
+        straight-line code on first use."""
+        self._specialize()
+        return self.backward(grad)
+
+    def backward_and_release(self, grad):
+        self._specialize()
+        return self.backward_and_release(grad)
+
+    def _specialize(self):
         cls = self.__class__
-        cls.backward = _straight_line_backward(self.recipe) or _general_backward
-        return cls.backward(self, grad)
+        straight = _straight_line_backward(self.recipe)
+        if straight is None:
+            cls.backward = _general_backward
+            cls.backward_and_release = Node.backward_and_release
+        else:
+            cls.backward = straight
+            cls.backward_and_release = _straight_line_backward(self.recipe, release=True)
 
 
 def _general_backward(node, grad):
@@ -404,12 +418,13 @@ def _load_kernel(kernels, ndim):
     return found
 
 
-def _straight_line_backward(recipe):
+def _straight_line_backward(recipe, release=False):
     """Straight-line Python for one recipe's backward in the common case (a
     gradient of 1 to 4 dimensions under the backend's small-call size, every
     saved value an array of its shape), else ``_general_backward``. None where the recipe
     never qualifies (saved numbers, casts, a non-differentiable row, a
-    backend without small flat kernels)."""
+    backend without small flat kernels). ``release``: ``backward_and_release``,
+    which also frees the saved tensors once their values are read."""
     spec, row = recipe.spec, recipe.row
     if recipe.kinds is not None or recipe.cast or not row.differentiable:
         return None
@@ -440,6 +455,9 @@ def _straight_line_backward(recipe):
         inner = ["dtype = grad.dtype"] + [f"{g} = new(shape, dtype)" for g in grads]
         inner += ["kernel = kernels[ndim] or load_kernel(kernels, ndim)",
                   f"kernel({', '.join([names[k] for k in sources] + grads)})"]
+        if release:  # node.saved holds exactly these (no numbers: recipe.kinds is None)
+            inner += [f"s_x{k}.data = None" for k in spec.saves]
+            inner += ["s_out.data = None"] if spec.saves_out else []
         inner.append(f"return [{', '.join(result)}]")
         if checks:
             body.append(f"if {' and '.join(checks)}:")
@@ -448,8 +466,11 @@ def _straight_line_backward(recipe):
         lines += ["    shape = grad.shape", "    ndim = len(shape)",
                   "    if 0 < ndim <= MAX_NDIM and grad.size < below:"]
         lines += ["        " + line for line in body]
-        lines.append("    return general(node, grad)")
+        lines += ["    grads = general(node, grad)", "    node.release_saved()",
+                  "    return grads"] if release else ["    return general(node, grad)"]
     else:  # every gradient is ``grad`` itself (add) or None
+        if release and (spec.saves or spec.saves_out):
+            lines.append("    node.release_saved()")
         lines.append(f"    return [{', '.join(result)}]")
     exec("\n".join(lines), namespace)
     return namespace["backward"]

@@ -83,8 +83,12 @@ def _node_lines(row, kinds, first):
     graded = [k for k in row.differentiable if kinds[k] == "a"]
     edges = [f"e{k}" if k in graded else "None" for k in inputs]
     body = [line for k in graded for line in _edge_lines(k)]
-    body.append("mask = " + " | ".join(f"(e{k} is not None) << {k}" for k in graded))
-    body.append("if mask:")
+    if len(graded) == 1:  # the mask is known once the one edge is
+        body.append(f"if e{graded[0]} is not None:")
+        body.append(f"    mask = {1 << graded[0]}")
+    else:
+        body.append("mask = " + " | ".join(f"(e{k} is not None) << {k}" for k in graded))
+        body.append("if mask:")
     args = "".join(f"x{k}, " for k in inputs)
     node = [
         "recipe = recipes.get(mask)",
@@ -92,9 +96,10 @@ def _node_lines(row, kinds, first):
         f"    recipe = _recipe(recipes, row, ({args}), dtype, backend, mask)",
         "node = new(recipe.node_class)",
         f"node.next_edges = [{', '.join(edges)}]",
-        f"meta = metas.get((shape, x{first}.dtype, backend)) or input_meta(x{first})",
+        f"meta = metas.get((shape, dtype, backend)) or input_meta(x{first})",
         "node.input_meta = [" + ", ".join(
-            "None" if e == "None" else f"None if {e} is None else meta" for e in edges) + "]",
+            "None" if e == "None" else "meta" if len(graded) == 1 else f"None if {e} is None else meta"
+            for e in edges) + "]",
         "node.pre_hooks = None",
         "node.retained = None",
         "node.sequence_nr = next_sequence()",
@@ -112,8 +117,18 @@ def _node_lines(row, kinds, first):
         branch.append("node.args = [" + ", ".join(
             "None" if k not in spec.saves else f"s{k}" if kinds[k] == "a" else f"v{k}"
             for k in inputs) + "]")
-        branch.append("node.saved = (" + "".join(f"s{k}, " for k in tensors) + ")")
-        branch.append(f"node.out = {spec.saves_out}")
+        if spec.saves_out:  # SavedTensor(result, recipe.title), inlined: result gets vc
+            branch += ["s = new(SavedTensor)",
+                       "s.data = out",
+                       "s.counter = vc = VersionCounter()",
+                       "s.version = 0",
+                       "s.tensor_ref = None",
+                       "s.producer = recipe.title",
+                       "node.out = s"]
+        else:
+            branch.append("node.out = False")
+        branch.append("node.saved = (" + "".join(f"s{k}, " for k in tensors)
+                      + ("s, " if spec.saves_out else "") + ")")
         branches.append((mask, branch))
     for i, (mask, branch) in enumerate(branches):
         if len(branches) > 1:
@@ -122,7 +137,7 @@ def _node_lines(row, kinds, first):
             branch = ["    " + line for line in branch]
         node += branch
     body += ["    " + line for line in node]
-    return ["node = None", "if grad_state.enabled:"] + ["    " + line for line in body]
+    return ["node = vc = None", "if grad_state.enabled:"] + ["    " + line for line in body]
 
 
 def _branch(row, kinds):
@@ -156,26 +171,17 @@ def _branch(row, kinds):
     lines += [f"        v{k} = convert{k}(x{k})" for k in numbers]
     lines += ["        out = new_array(shape, out_np)", f"        kernel(out, {operands})"]
     node = _node_lines(row, kinds, first) if any(
-        kinds[k] == "a" for k in row.differentiable) else ["node = None"]
+        kinds[k] == "a" for k in row.differentiable) else ["node = vc = None"]
     lines += ["        " + line for line in node + [
         "result = new(Tensor)",
         "result._data = out",
         "result._backend = backend",
         "result.dtype = out_dtype",
-        "result._vc = None",
+        "result._vc = vc",
         "result._base = None",
         "result._requires_grad = False",
         "result._grad_fn = node",
         "result._grad = None",
-        "if node is not None and node.out is True:",
-        "    s = new(SavedTensor)  # SavedTensor(result, recipe.title), inlined",
-        "    s.data = out",
-        "    s.counter = result._vc = VersionCounter()",
-        "    s.version = 0",
-        "    s.tensor_ref = None",
-        "    s.producer = recipe.title",
-        "    node.out = s",
-        "    node.saved += (s,)",
         "return result",
     ]]
     return lines
@@ -195,8 +201,11 @@ def _source(row, name, header, prologue, all_kinds, self_at, fallback):
     for i, kinds in enumerate(all_kinds):
         guard = " and ".join(_GUARDS[kind].format(x=f"x{k}") for k, kind in enumerate(kinds)
                              if k != self_at)
-        lines.append(f"{indent}{'if' if i == 0 else 'elif'} {guard or 'True'}:")
-        lines += [f"{indent}    {line}" for line in _branch(row, kinds)]
+        if guard:
+            lines.append(f"{indent}{'if' if i == 0 else 'elif'} {guard}:")
+            lines += [f"{indent}    {line}" for line in _branch(row, kinds)]
+        else:  # the only kinds: the tensor the method was called on
+            lines += [f"{indent}{line}" for line in _branch(row, kinds)]
     lines.append(f"    return {fallback}")
     return "\n".join(lines)
 

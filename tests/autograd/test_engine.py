@@ -321,6 +321,52 @@ def test_hooks_on_leaves_and_non_leaves():
     differential(scenario)
 
 
+def test_a_leaf_accumulates_as_soon_as_its_last_gradient_arrives():
+    # PyTorch runs a leaf's AccumulateGrad before any other ready node; the
+    # hooks' order shows when each leaf's gradient was complete.
+    def scenario(lib, tr):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, -4.0], requires_grad=True)
+        c = lib.tensor([0.5, 0.25], requires_grad=True)
+        order = []
+
+        def hook(name):
+            return lambda g: order.append(name)
+
+        for name, leaf in zip("abc", (a, b, c)):
+            leaf.register_hook(hook(name))
+        h = a * b  # both leaves' last consumer
+        h.register_hook(hook("h"))
+        k = h.sin() * c + a  # c complete here, a still waits for h
+        k.register_hook(hook("k"))
+        m = (k * b).exp() - c  # b and c have two consumers each
+        m.register_hook(hook("m"))
+        m.sum().backward()
+        tr.note("hooks in the order they ran", order)
+        _grads(tr, a=a, b=b, c=c)
+
+    differential(scenario)
+
+
+def test_tensor_backward_sends_its_common_calls_straight_to_the_engine(monkeypatch):
+    # The checks of autograd.backward are skipped only for calls that would pass them.
+    import nbgrad.autograd as autograd
+    general = []
+    checked = autograd.backward
+    monkeypatch.setattr(autograd, "backward", lambda *a, **k: (general.append(a), checked(*a, **k)))
+    x = nbgrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = x * x
+    y.backward(nbgrad.tensor([1.0, 0.5, 2.0]), retain_graph=True)  # direct
+    y.sum().backward(retain_graph=True)  # direct: an implicit gradient for a scalar
+    assert not general
+    np.testing.assert_allclose(x.grad.numpy(), [2.0 + 2.0, -2.0 - 4.0, 12.0 + 6.0])
+    y.backward(nbgrad.tensor([1.0, 1.0, 1.0], dtype=nbgrad.float64))  # a cast: checked
+    y2 = x * 2
+    y2[:2].backward(nbgrad.ones(2))  # a view: checked
+    assert len(general) == 2
+    np.testing.assert_allclose(x.grad.numpy(), [4.0 + 2.0 + 2.0, -6.0 - 4.0 + 2.0, 18.0 + 6.0])
+
+
 def test_retain_grad_sees_the_hooked_value_whatever_the_order():
     def scenario(lib, tr):
         x = lib.tensor([1.0, 2.0], requires_grad=True)
