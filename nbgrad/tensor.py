@@ -374,12 +374,13 @@ class Tensor:
         """The node a gradient for this tensor flows into; None for a view made
         in no_grad mode (it reports its base's requires_grad but, as in PyTorch,
         has neither history nor an accumulator of its own)."""
-        fn = self.grad_fn
+        fn = self._grad_fn if self._base is None else self.grad_fn
         if fn is not None:
             return fn
         if not self._requires_grad:
             return None
-        acc = self._grad_accumulator() if self._grad_accumulator is not None else None
+        ref = self._grad_accumulator
+        acc = ref() if ref is not None else None
         if acc is None:
             acc = AccumulateGrad(self)
             self._grad_accumulator = weakref.ref(acc)

@@ -28,13 +28,17 @@ _SEQUENCE = itertools.count()
 class InputMeta:
     """What the engine needs to know about an input to shape its gradient."""
 
-    __slots__ = ("shape", "dtype", "backend", "np_dtype")
+    __slots__ = ("shape", "dtype", "backend", "np_dtype", "alone", "pairs")
 
     def __init__(self, tensor):
         self.shape = tensor._data.shape
         self.dtype = dtype = tensor.dtype
         self.np_dtype = dtype.numpy
         self.backend = tensor._backend
+        # A node's input_meta when its one or two inputs are alike (``pairs``
+        # by gradient mask): shared, as nothing writes to them.
+        self.alone = (self,)
+        self.pairs = (None, (self, None), (None, self), (self, self))
 
 
 # Interned InputMeta records: nodes share one per (shape, dtype, backend), as

@@ -97,9 +97,7 @@ def _node_lines(row, kinds, first):
         "node = new(recipe.node_class)",
         f"node.next_edges = [{', '.join(edges)}]",
         f"meta = metas.get((shape, dtype, backend)) or input_meta(x{first})",
-        "node.input_meta = [" + ", ".join(
-            "None" if e == "None" else "meta" if len(graded) == 1 else f"None if {e} is None else meta"
-            for e in edges) + "]",
+        "node.input_meta = meta.alone" if len(kinds) == 1 else "node.input_meta = meta.pairs[mask]",
         "node.pre_hooks = None",
         "node.retained = None",
         "node.sequence_nr = next_sequence()",
@@ -114,9 +112,9 @@ def _node_lines(row, kinds, first):
         tensors = [k for k in spec.saves if kinds[k] == "a"]
         branch = [line for k in tensors for line in _save_input_lines(k)]
         # A saved number is kept as the kernel sees it (ElementwiseBackward.record's rule).
-        branch.append("node.args = [" + ", ".join(
-            "None" if k not in spec.saves else f"s{k}" if kinds[k] == "a" else f"v{k}"
-            for k in inputs) + "]")
+        branch.append("node.args = (" + "".join(
+            "None, " if k not in spec.saves else f"s{k}, " if kinds[k] == "a" else f"v{k}, "
+            for k in inputs) + ")")
         if spec.saves_out:  # SavedTensor(result, recipe.title), inlined: result gets vc
             branch += ["s = new(SavedTensor)",
                        "s.data = out",
