@@ -34,9 +34,20 @@ Two more questions, each its own mode:
   --blocks       Which FAST_BLOCK (elements per checked block) is fastest
                  for the generated sin kernel, serial and prange, float32
                  and float64.
+  --pow          Is the vectorized float32 pow (exp2(y log2|x|) in double)
+                 within 0.5 ulp + 2**-12, and how fast is it?  Worst error
+                 in ulps against libm's double pow over dense sweeps (every
+                 64th positive float32 x with y spreading the results over
+                 the whole float32 range, denormals included; negative x
+                 with integer y; x within 2**-8 of 1 with huge y; random bit
+                 patterns), how many results are not correctly rounded,
+                 special-case pairs against np.power, the relative errors
+                 of its log2 and exp2 kernels against long double; then
+                 ns/element for pow in a prange loop, a libm (powf) loop
+                 and np.power, and whether the loops vectorize (~1 minute).
 
 Run from the repository root:  python -m kernels.math_study [--n N]
-                                [--exhaustive | --blocks]
+                                [--exhaustive | --blocks | --pow]
 """
 import argparse
 import math
@@ -246,18 +257,171 @@ def blocks(n):
         E.FAST_BLOCK = saved
 
 
+# --------------------------------------------------------------------------
+# --pow
+# --------------------------------------------------------------------------
+@numba.njit(parallel=True, error_model="numpy")    # 0.0 ** -1.0: inf, no exception
+def _pow_errors(x, y, err):
+    """err[i]: ulps of pow_f32(x[i], y[i]) against libm's double pow; 0 when
+    both are nan, inf when only one is."""
+    for i in prange(x.shape[0]):
+        got = sm.pow_f32(x[i], y[i])
+        ref = np.float64(x[i]) ** np.float64(y[i])
+        if math.isnan(got) or math.isnan(ref):
+            err[i] = 0.0 if math.isnan(got) and math.isnan(ref) else math.inf
+        elif math.isinf(got) or math.isinf(ref):
+            err[i] = 0.0 if got == np.float32(ref) else math.inf
+        else:
+            err[i] = _ulps32(got, ref)
+
+
+def _pow_sweeps(rng, chunk):
+    """(label, x, y) chunks: see the module docstring (--pow)."""
+    bits = np.arange(1, 0x7F800000, 64, dtype=np.uint32)   # positive finite x
+    for first in range(0, bits.size, chunk):
+        x = bits[first:first + chunk].view(np.float32)
+        t = rng.uniform(-155, 129, x.size)                 # log2 of the result
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            y = (t / np.log2(x.astype(np.float64))).astype(np.float32)
+        yield "dense x > 0, results 2**-155..2**129", x, y
+        yield "x < 0, integer y", -x, np.round(y)
+    for _ in range(4):
+        x = (1 + rng.integers(-2**16, 2**16, chunk) * 2.0**-24).astype(np.float32)
+        with np.errstate(divide="ignore"):
+            y = (rng.uniform(-104, 104, chunk) / np.log(x.astype(np.float64))).astype(np.float32)
+        yield "|x - 1| < 2**-8, huge y", x, y
+    for _ in range(8):
+        b = rng.integers(0, 2**32, (2, chunk), dtype=np.uint64).astype(np.uint32)
+        yield "random bit patterns", b[0].view(np.float32), b[1].view(np.float32)
+
+
+_POW_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5,
+                np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 1.5e-39, 3.4e38, -3.4e38,
+                8388609.0, -8388609.0, 16777216.0, -16777216.0, 0.99999994, 1.0000001]
+
+
+def _pow_special_mismatches():
+    """Pairs of special values where pow_f32 is not exactly np.power's result
+    (a special value: nan, inf, 0 or +-1, sign of zero included)."""
+    x, y = np.array(np.meshgrid(_POW_SPECIAL, _POW_SPECIAL), np.float32).reshape(2, -1)
+    out = np.empty_like(x)
+    prange_kernel2(sm.pow_f32)(x, y, out)
+    with np.errstate(all="ignore"):
+        ref = np.power(x, y)
+    special = ~np.isfinite(ref) | (ref == 0) | (np.abs(ref) == 1)
+    same = (out == ref) & (np.signbit(out) == np.signbit(ref)) | np.isnan(out) & np.isnan(ref)
+    return int(special.sum()), int((special & ~same).sum())
+
+
+@numba.njit(parallel=True)
+def _log2_kernel_all(out):
+    """log2 of every float32 m in [RN(sqrt .5), 2 RN(sqrt .5)) (the other
+    binades only add an exact e), by the reduction and kernel pow_f32 uses
+    (in double)."""
+    for j in prange(out.shape[0]):
+        m = np.uint32(0x3F3504F3 + j).view(np.float32)
+        ef, f = sm._log_reduce_f32d(m)
+        out[j] = sm._log2_kernel_f32d(ef, f)
+
+
+@numba.njit(parallel=True)
+def _exp2_kernel(t, out):
+    for j in prange(t.shape[0]):
+        out[j] = sm._exp2_f32d(t[j])
+
+
+def prange_kernel2(scalar):
+    f = numba.njit(inline="always")(scalar)
+
+    @numba.njit(parallel=True)
+    def kernel(x, y, out):
+        for i in prange(x.shape[0]):
+            out[i] = f(x[i], y[i])
+    return kernel
+
+
+def _libm_pow(x, y):
+    return x ** y               # float32: llvm.pow.f32, i.e. libm's powf
+
+
+def pow_study(n):
+    """See the module docstring (--pow)."""
+    rng = np.random.default_rng(0)
+    chunk = 1 << 22
+    t0 = time.perf_counter()
+    print(f"float32 pow: errors in ulps against libm's double pow; {numba.get_num_threads()} "
+          f"threads; load average {os.getloadavg()[0]:.1f}")
+    err = np.empty(chunk)
+    stats = {}
+    for label, x, y in _pow_sweeps(rng, chunk):
+        e = err[:x.size]
+        _pow_errors(x, y, e)
+        i = int(np.argmax(e))
+        count, worst, above, where = stats.get(label, (0, -1.0, 0, None))
+        if e[i] > worst:
+            worst, where = float(e[i]), (x[i], y[i])
+        stats[label] = (count + x.size, worst, above + int(np.count_nonzero(e > 0.5)), where)
+    for label, (count, worst, above, (x, y)) in stats.items():
+        print(f"  {label:38s} {count:>11,} pairs: worst {worst:.5f} ulp at x={x!r}, y={y!r}; "
+              f"not correctly rounded: {above:,}")
+    total, bad = _pow_special_mismatches()
+    print(f"  special-value results (nan, inf, 0, +-1) of {len(_POW_SPECIAL)}**2 special pairs: "
+          f"{total}, different from np.power: {bad}")
+    if np.finfo(np.longdouble).nmant >= 63:
+        logs = np.empty(0x007FFFFF + 1)
+        _log2_kernel_all(logs)
+        m = (np.arange(logs.size, dtype=np.uint32) + np.uint32(0x3F3504F3)).view(np.float32)
+        exact = np.log2(m.astype(np.longdouble))
+        keep = exact != 0                           # m = 1: exactly 0
+        rel = np.abs((logs[keep] - exact[keep]) / exact[keep])
+        t = rng.uniform(-150, 128, 1 << 22)
+        exps = np.empty_like(t)
+        _exp2_kernel(t, exps)
+        exact2 = np.exp2(t.astype(np.longdouble))
+        rel2 = np.abs((exps - exact2) / exact2)
+        print(f"  log2 kernel, all {logs.size:,} float32 in [sqrt(.5), sqrt(2)): relative error "
+              f"2**{np.log2(float(rel.max())):.1f}; exp2 kernel, {t.size:,} t in [-150, 128]: "
+              f"2**{np.log2(float(rel2.max())):.1f}")
+    print(f"  ({time.perf_counter() - t0:.0f} s)")
+
+    x = rng.uniform(0.5, 2, n).astype(np.float32)
+    y = rng.uniform(0.5, 2, n).astype(np.float32)
+    out = np.empty_like(x)
+    ours, libm = prange_kernel2(sm.pow), prange_kernel2(_libm_pow)
+    times = {}
+    for name, fn in (("ours", ours), ("libm", libm),
+                     ("numpy", lambda x, y, out: np.power(x, y, out=out))):
+        fn(x, y, out)
+        best = math.inf
+        for _ in range(5):
+            t = time.perf_counter()
+            fn(x, y, out)
+            best = min(best, time.perf_counter() - t)
+        times[name] = best / n * 1e9
+    print(f"\nn = {n:,}, x, y uniform in (0.5, 2); ns/element, best of 5: ours "
+          f"{times['ours']:.2f}, libm {times['libm']:.2f} (prange loops), numpy "
+          f"{times['numpy']:.2f} (one thread)")
+    ir = ours.inspect_llvm(ours.signatures[0])
+    lanes = sorted(set(re.findall(r"<(\d+ x (?:float|double))>", ir)))
+    print(f"vectorization: libm loop {simd(libm)} | our loop {simd(ours)}; vector types "
+          f"{', '.join(lanes)} (8 lanes on AVX-512: 16 spill and run ~25% slower)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=float, default=1e7)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--exhaustive", action="store_true")
     mode.add_argument("--blocks", action="store_true")
+    mode.add_argument("--pow", action="store_true")
     args = ap.parse_args()
     n = int(args.n)
     if args.exhaustive:
         return exhaustive()
     if args.blocks:
         return blocks(n)
+    if args.pow:
+        return pow_study(n)
     rng = np.random.default_rng(0)
     print(f"n = {n:,}, numba {numba.__version__} with {numba.get_num_threads()} threads, "
           f"numpy {np.__version__}; ns/element, best of 5; "

@@ -883,80 +883,115 @@ def cos_small_f64(x):
 # ==========================================================================
 # pow
 # ==========================================================================
-# float32: x**y = exp(y log|x|) in double, rounded once to float32.
-#   log: log_f32's reduction (exact, in float32: |x| = 2**e (1 + f)), then
-#     log_f64's kernel on the widened f (relative error 2**-58).
-#   exp: t = y log|x| clamped to +-140 (float32 over/underflows well inside,
-#     double does not), Cody-Waite t = k ln2 + r, e**r = 1 + r + r**2 Q(r),
-#     Q of degree 6 (relative error 2**-37.7, least squares on Chebyshev
-#     nodes, mpmath), 2**k written into the exponent field.
-# Before the final rounding the result is off by 2**-37.7 + |t| 2**-53
-# relative at most (|t| < 104 up to float32 over/underflow): 0.5 ulp +
-# 2**-12 at worst, and exact results (2**3, 0.5**2) come out exact.  No
-# table look-ups: gathers cost more than the division and the polynomials
+# float32: x**y = 2**(y log2|x|) in double, rounded once to float32.
+#   log2: |x| = 2**e (1 + f) exactly, reduced in double (float32 denormals
+#     are normal there), s = f/(2+f), log2(1 + f) = s P(s**2), P of degree
+#     5 (relative error 2**-45.1 on s**2 <= 0.02944), plus e, fused.
+#     Reducing in float32 (as log_f32) costs the same but tips LLVM's cost
+#     model into 16 lanes in prange loops (two zmm registers per double,
+#     spills): 25% slower on the AVX-512 test machine.
+#   exp2: t = y log2|x| clamped to +-160 (float32 over/underflows well
+#     inside, double does not), t = k + r with k = round(t) (shifter) and
+#     r exact, 2**r = 1 + r Q(r), Q of degree 7 (relative error 2**-40.2 on
+#     |r| <= 1/2; even/odd halves: shorter dependency chain), and k added
+#     into the exponent field of the result (normal for |k| <= 160).
+# The accuracy needed: an error d in t is a relative error d ln2 in the
+# result, and |t| <= 151 short of float32 over/underflow, so log2 needs
+# relative 2**-45 to add at most 2**-38.4.  Before the final rounding the
+# result is off by 2**-37.8 relative at most: 0.5 ulp + 2**-13.8 (0.50003
+# measured), and exact results (2**3, 0.5**2, 4**0.5) come out exact.
+# Coefficients: minimax (Remez, mpmath at 60 digits), rounded to double.
+# No table look-ups: gathers cost more than the division and the polynomials
 # here (ARM's table-driven powf scheme ran 1.4x slower on the AVX-512 test
-# machine).  Special cases (C99 / NumPy) are selects, not branches:
-#   pow(x, +-0) = 1 and pow(1, y) = 1, nan included; pow(-1, +-inf) = 1;
-#   x < 0 (finite) and y not an integer: nan; x < 0 or -0 and y an odd
-#   integer: the sign of x; zeros, infinities and |x| <> 1 with y = +-inf
-#   follow from log|x| = +-inf and the clamp; nan propagates.
+# machine).  Special cases (C99 / NumPy) are selects, not branches, mostly
+# on the float32 inputs so that the main path produces them:
+#   x = 0, inf, nan: e = (|x| - 1) inf (-inf, inf, nan) gives log2|x|;
+#   pow(x, +-0) = 1, nan included: then e keeps the reduction's finite
+#   garbage, t = 0;  pow(+-1, y): log2 1 = 0 exactly, and y -> 0 keeps
+#   t = 0 for infinite or nan y (pow(1, nan) = pow(-1, +-inf) = 1);
+#   x < 0 (finite) and y not an integer (nan too): y -> nan;
+#   x < 0 or -0 and y an odd integer: the result takes the sign of x;
+#   zeros and infinities follow from log2|x| = +-inf and the clamp.
 # float64: libm's pow (not vectorized): a double exp(y log x) loses
 # |y log x| 2**-53 relative, up to ~700 ulp, and the extended-precision
 # version it needs is not written yet.
-_POW_T_MAX = _f64(140.0)
-_POWQ_0 = _f64(0.49999999999955097)
-_POWQ_1 = _f64(0.16666666719007714)
-_POWQ_2 = _f64(0.04166666678628104)
-_POWQ_3 = _f64(0.008333298480356209)
-_POWQ_4 = _f64(0.0013888839107173761)
-_POWQ_5 = _f64(0.00019899276222384887)
-_POWQ_6 = _f64(2.486787206587467e-05)
+_POW_T_MAX = _f64(160.0)
+_LOG2P_0 = _f64(2.88539008177785)
+_LOG2P_1 = _f64(0.9617966941133067)
+_LOG2P_2 = _f64(0.5770779423767723)
+_LOG2P_3 = _f64(0.41220925105665174)
+_LOG2P_4 = _f64(0.3199057549675727)
+_LOG2P_5 = _f64(0.2828992835529583)
+_EXP2Q_0 = _f64(0.6931471805482124)
+_EXP2Q_1 = _f64(0.24022650698110598)
+_EXP2Q_2 = _f64(0.05550410935265866)
+_EXP2Q_3 = _f64(0.009618128616117213)
+_EXP2Q_4 = _f64(0.0013333454860869124)
+_EXP2Q_5 = _f64(0.00015403825470476314)
+_EXP2Q_6 = _f64(1.5309156104382454e-05)
+_EXP2Q_7 = _f64(1.3178931380446533e-06)
 
 
 @_jitable
-def _log_f32d(x):
-    """log|x| in double for a float32 x (2**-58 relative); -inf for 0, inf
-    for inf, nan for nan."""
-    ax = abs(x)
-    ef, f = _log_reduce_f32(ax)
-    y = _log_kernel_f64(_f64(ef), _f64(f), _ZERO64)
-    y = _NINF64 if ax == _ZERO32 else y
-    return y if ax < _INF32 else _f64(ax)      # inf, nan
+def _log_reduce_f32d(ax):
+    """(e, f) in double with ax = 2**e (1 + f), 1 + f in [sqrt(.5), sqrt(2)),
+    exactly, for a float32 ax > 0, finite (its denormals are normal doubles,
+    so no scaling step); garbage otherwise."""
+    ix = _f64(ax).view(_i64) - _SQRTH64_BITS
+    m = _i64((ix & _MANT64_MASK) + _SQRTH64_BITS).view(_f64)
+    return _f64(ix >> _MANT64_BITS), m - _ONE64
 
 
 @_jitable
-def _exp_f32d(t):
-    """e**t in double, relative error 2**-37.7, for a float32 result: |t|
-    is clamped to 140, beyond float32's range either way; nan propagates."""
+def _log2_kernel_f32d(ef, f):
+    """ef + log2(1 + f) for _log_reduce_f32d's (ef, f), relative error
+    2**-45; ef = +-inf or nan passes through."""
+    s = _div(f, _TWO64 + f)
+    z = s * s
+    p = _fma(z, _LOG2P_5, _LOG2P_4)
+    p = _fma(p, z, _LOG2P_3)
+    p = _fma(p, z, _LOG2P_2)
+    p = _fma(p, z, _LOG2P_1)
+    p = _fma(p, z, _LOG2P_0)
+    return _fma(s, p, ef)
+
+
+@_jitable
+def _exp2_f32d(t):
+    """2**t in double, relative error 2**-40.2, for a float32 result: |t| is
+    clamped to 160, beyond float32's range either way; nan propagates."""
     t = _POW_T_MAX if t > _POW_T_MAX else t
     t = -_POW_T_MAX if t < -_POW_T_MAX else t
-    u = _fma(t, _LOG2E64, _SHIFT64)
-    kf = u - _SHIFT64
-    r = _fma(kf, _NLN2_HI64, t)
-    r = _fma(kf, _NLN2_LO64, r)
-    q = _fma(r, _POWQ_6, _POWQ_5)
-    q = _fma(q, r, _POWQ_4)
-    q = _fma(q, r, _POWQ_3)
-    q = _fma(q, r, _POWQ_2)
-    q = _fma(q, r, _POWQ_1)
-    q = _fma(q, r, _POWQ_0)
-    p = _ONE64 + _fma(r * r, q, r)
-    k = _f64(u).view(_i64) - _SHIFT64_BITS
-    return p * _i64((k + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
+    u = t + _SHIFT64                        # k in the low mantissa bits
+    r = t - (u - _SHIFT64)                  # exact, |r| <= 1/2
+    r2 = r * r
+    qe = _fma(r2, _EXP2Q_6, _EXP2Q_4)
+    qo = _fma(r2, _EXP2Q_7, _EXP2Q_5)
+    qe = _fma(qe, r2, _EXP2Q_2)
+    qo = _fma(qo, r2, _EXP2Q_3)
+    qe = _fma(qe, r2, _EXP2Q_0)
+    qo = _fma(qo, r2, _EXP2Q_1)
+    p = _fma(_fma(qo, r, qe), r, _ONE64)    # 2**r in [0.7, 1.42]
+    # k << 52 (the shifter's bits shift out) added to p's exponent field
+    k52 = _f64(u).view(_i64) << _MANT64_BITS
+    return _i64(_f64(p).view(_i64) + k52).view(_f64)
 
 
 @_jitable
 def pow_f32(x, y):
-    r = _f32(_exp_f32d(_f64(y) * _log_f32d(x)))
-    # The special cases in float32 lanes (twice as many as double's).
+    ax = abs(x)
+    ef, f = _log_reduce_f32d(ax)
+    # log2|x| = -inf, inf, nan for x = 0, inf, nan; y = 0 keeps it finite
+    finite = ((ax > _ZERO32) & (ax < _INF32)) | (y == _ZERO32)
+    ef = ef if finite else (_f64(ax) - _ONE64) * _INF64
     # Every float32 from 2**24 up (inf too) is an even integer: y / 2 whole.
     whole = _trunc(y) == y
+    yy = _ZERO32 if ax == _ONE32 else y
+    yy = yy if whole else (_NAN32 if (x < _ZERO32) & (x > _NINF32) else yy)
+    r = _f32(_exp2_f32d(_f64(yy) * _log2_kernel_f32d(ef, f)))
     half = y * _HALF32
     odd = whole & (_trunc(half) != half)
-    r = -r if (odd & (_f32(x).view(_i32) < _i32(0))) else r     # -0.0 too
-    r = r if whole else (_NAN32 if (x < _ZERO32) & (x > _NINF32) else r)
-    one = (y == _ZERO32) | (x == _ONE32) | ((x == -_ONE32) & (abs(y) == _INF32))
-    return _ONE32 if one else r
+    return -r if (odd & (_f32(x).view(_i32) < _i32(0))) else r     # -0.0 too
 
 
 @_jitable
@@ -1082,7 +1117,7 @@ overload(_pow_stub, inline=_on_cpu)(_pow_choose)
 
 
 def pow(x, y):
-    """x**y as NumPy: float32 vectorizes (within 0.5 ulp + 2**-12), float64
+    """x**y as NumPy: float32 vectorizes (within 0.5 ulp + 2**-13), float64
     is libm's; integers keep integer powers."""
     return _pow_stub(x, y)
 
