@@ -11,7 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..tensor import Tensor
 from . import copying, indexing, joining, linalg, reductions, straight_line, views
-from .elementwise import ElementwiseOp, apply, apply_inplace, elementwise
+from .elementwise import ElementwiseOp, FastPath, apply, apply_inplace, elementwise
 from .table import BY_NAME, ROWS
 
 
@@ -145,4 +145,4 @@ def _install_tensor_methods():
 
 _install_tensor_methods()
 
-__all__ = ["ElementwiseOp", "elementwise", "clamp", "where", "ROWS"]
+__all__ = ["ElementwiseOp", "FastPath", "elementwise", "clamp", "where", "ROWS"]

@@ -7,6 +7,7 @@ forward result) and any inputs by name. What a derivative reads is exactly
 what the forward saves, so ``mul`` saves the other operand and ``sigmoid`` its
 output, as in PyTorch.
 """
+import functools
 import inspect
 import numbers
 
@@ -99,6 +100,7 @@ class ElementwiseOp:
         # a plan is made (and _prepare's checks pass) before it is stored.
         self._same_dtype1 = {}
         self._straight_entries = {}  # argument kinds -> dtype -> straight_line's entry
+        self._function = None  # what calling the row runs (see __call__)
         self._same_dtype2 = {}
         self.domain = domain
         self.method = method
@@ -134,13 +136,22 @@ class ElementwiseOp:
         return self._grad_params[i]
 
     def __call__(self, *args):
-        return apply(self, args)
+        call = self._function
+        if call is None:  # made on first use: straight_line imports this module
+            from . import straight_line
+            call = self._function = (straight_line.function(self) if straight_line.supported(self)
+                                     else functools.partial(_apply_all, self))
+        return call(*args)
 
     def inplace(self, tensor, *args):
         return apply_inplace(self, tensor, args)
 
     def __repr__(self):
         return f"<elementwise op {self.name}{self.inputs}>"
+
+
+def _apply_all(row, *args):
+    return apply(row, args)
 
 
 def elementwise(name, forward, grads=None, **options):

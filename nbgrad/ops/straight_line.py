@@ -189,7 +189,7 @@ def _source(row, name, header, prologue, all_kinds, self_at, fallback):
     """``def name(header)``: after ``prologue`` (a condition and lines run when
     it holds, or None), one branch per argument kinds in ``all_kinds``, each
     guarded by its arguments' types (``self_at``: the argument that is the
-    tensor the method was called on, unchecked)."""
+    tensor the method was called on, unchecked; None for a function)."""
     lines = [f"def {name}{header}:"]
     indent = "    "
     if prologue:
@@ -235,6 +235,16 @@ def method(row):
                         "apply(row, (x0, *rest))")
     return _compile(row, row.name, "(x0, *rest)", ("len(rest) == 1", "x1 = rest[0]"), _BINARY,
                     0, "apply(row, (x0, *rest))")
+
+
+def function(row):
+    """``row(*args)`` (``nbgrad.<row>``, a user's own row): as ``method``,
+    with the first argument's type checked too."""
+    if len(row.inputs) == 1:
+        return _compile(row, row.name, "(*args)", ("len(args) == 1", "x0, = args"), ["a"],
+                        None, "apply(row, args)")
+    return _compile(row, row.name, "(*args)", ("len(args) == 2", "x0, x1 = args"), _BINARY,
+                    None, "apply(row, args)")
 
 
 def operator(row, dunder, is_operand):

@@ -8,7 +8,8 @@ import pytest
 
 from nbgrad.backends import scalar_math as sm
 from nbgrad.backends.cpu import elementwise as E
-from nbgrad.ops.elementwise import ElementwiseOp, FastPath
+from nbgrad import FastPath  # public: a user's row may declare one
+from nbgrad.ops.elementwise import ElementwiseOp
 from nbgrad.ops.table import BY_NAME
 
 N = E.PARALLEL_THRESHOLD + 3  # odd: the loops' remainders run too

@@ -6,6 +6,7 @@ a gradient. And it is taken where it should be, and left where it should not.
 """
 import contextlib
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -150,6 +151,39 @@ def test_a_python_number_operand_matches_the_general_path(row, dtype, number, fi
 
 
 _DUNDERS = {"add": "add", "sub": "sub", "mul": "mul", "div": "truediv", "pow": "pow"}
+
+
+CUBE = nbgrad.elementwise("cube", lambda a: a * a * a, grads={"a": lambda g, a: 3 * g * a * a})
+
+
+@pytest.mark.parametrize("row", ROWS + [CUBE], ids=[r.name for r in ROWS + [CUBE]])
+def test_calling_a_row_takes_the_straight_line_path(monkeypatch, row):
+    # nbgrad.<row>(...) and a user's own row, as the method: same values and gradients.
+    mask = sum(1 << k for k in row.differentiable)
+    row(*_tensors(row, nbgrad.float32, mask))  # makes the row's function
+    fast_args = _tensors(row, nbgrad.float32, mask)
+    _no_general_path(monkeypatch, row._function)
+    fast = row(*fast_args)
+    monkeypatch.undo()
+    general_args = _tensors(row, nbgrad.float32, mask)
+    general = elementwise.apply(row, tuple(general_args))
+    np.testing.assert_array_equal(fast.detach().numpy(), general.detach().numpy())
+    assert node_name(fast.grad_fn) == node_name(general.grad_fn)
+    if mask:
+        fast.sum().backward()
+        general.sum().backward()
+        for a, b in zip(fast_args, general_args):
+            if a.requires_grad:
+                np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
+@pytest.mark.parametrize("args", [([1.0, 2.0],), (2.0,), ()], ids=["list", "number", "none"])
+def test_calling_a_row_with_other_arguments_is_checked_as_on_the_general_path(args):
+    row = nbgrad.ROWS[[r.name for r in nbgrad.ROWS].index("sigmoid")]
+    with pytest.raises(TypeError) as general:
+        elementwise.apply(row, args)
+    with pytest.raises(TypeError, match="^" + re.escape(str(general.value)) + "$"):
+        nbgrad.sigmoid(*args)
 
 
 def test_number_operands_take_the_straight_line_path(monkeypatch):
