@@ -20,6 +20,7 @@ from ..autograd import grad_mode
 from ..backends import cpu
 from ..autograd.graph import Node
 from ..tensor import Tensor
+from ._column_sums import column_sums
 
 
 def _gemm(backend, a, b, shape):
@@ -31,8 +32,12 @@ def _gemm(backend, a, b, shape):
 
 
 def _recording(*tensors):
-    return grad_mode.is_grad_enabled() and any(
-        t is not None and t.requires_grad for t in tensors)
+    if not grad_mode.is_grad_enabled():
+        return False
+    for t in tensors:  # (a loop, not any(): this runs on every layer call)
+        if t is not None and t.requires_grad:
+            return True
+    return False
 
 
 # ------------------------------------------------------------------ linear
@@ -57,14 +62,19 @@ class LinearBackward(Node):
 
     def backward(self, grad):
         weight, x = self.saved_values()
-        g2 = grad.reshape(-1, grad.shape[-1])
+        g2 = grad if grad.ndim == 2 else grad.reshape(-1, grad.shape[-1])
         grads = [None, None]
         if weight is not None:
-            grads[0] = (g2 @ weight).reshape(self.x_shape)
+            grads[0] = g2 @ weight if grad.ndim == 2 else (g2 @ weight).reshape(self.x_shape)
         if x is not None:
-            grads[1] = g2.T @ x.reshape(-1, x.shape[-1])
+            grads[1] = g2.T @ (x if x.ndim == 2 else x.reshape(-1, x.shape[-1]))
         if self.has_bias:
-            grads.append(g2.sum(axis=0) if self.needs_grad(2) else None)
+            if not self.needs_grad(2):
+                grads.append(None)
+            elif type(g2) is np.ndarray:
+                grads.append(column_sums(g2))
+            else:
+                grads.append(g2.sum(axis=0))
         return grads
 
 
@@ -74,26 +84,30 @@ _SKINNY = 64
 
 
 def linear(x, weight, bias):
-    """Raw ``x @ weight.T + bias`` with autograd; shapes already checked.
-    One GEMM (into the caching allocator's memory on the CPU) and the bias
-    added in place."""
+    """Raw ``x @ weight.T + bias`` with autograd; shapes and dtypes already
+    checked (one dtype). One GEMM (into the caching allocator's memory on the
+    CPU) and the bias added in place."""
     xd = x._data
     backend = x._backend
     wd = weight._data
-    x2 = xd.reshape(-1, xd.shape[-1])
-    wt = wd.T
-    if backend is cpu and wd.shape[0] <= _SKINNY and x2.shape[0] >= _SKINNY:
-        # A classifier head (few outputs, a batch of rows): right after a large
-        # product, OpenBLAS multiplied by the transposed skinny weight up to 3.7x
-        # slower than by a contiguous copy (256x256 @ (10x256).T: 77 us against
-        # 21 us, copy included; 31 against 23 in another run). The copy is at
-        # most _SKINNY rows of the weight.
-        wt = np.ascontiguousarray(wt)
-    out = _gemm(backend, x2, wt, (x2.shape[0], wd.shape[0]))
+    x2 = xd if xd.ndim == 2 else xd.reshape(-1, xd.shape[-1])
+    shape = (x2.shape[0], wd.shape[0])
+    if backend is cpu:
+        wt = wd.T
+        if shape[1] <= _SKINNY and shape[0] >= _SKINNY:
+            # A classifier head (few outputs, a batch of rows): right after a large
+            # product, OpenBLAS multiplied by the transposed skinny weight up to 3.7x
+            # slower than by a contiguous copy (256x256 @ (10x256).T: 77 us against
+            # 21 us, copy included; 31 against 23 in another run). The copy is at
+            # most _SKINNY rows of the weight.
+            wt = np.ascontiguousarray(wt)
+        out = np.matmul(x2, wt, out=cpu.empty(shape, xd.dtype))
+    else:
+        out = backend.matmul(x2, wd.T)
     if bias is not None:
         out += bias._data
     if xd.ndim != 2:
-        out = out.reshape(xd.shape[:-1] + (wd.shape[0],))
+        out = out.reshape(xd.shape[:-1] + (shape[1],))
     node = LinearBackward(x, weight, bias) if _recording(x, weight, bias) else None
     return Tensor._from_op(out, node, x.dtype, backend)
 
@@ -182,7 +196,10 @@ class ConvolutionBackward(Node):
             dw2 = g2.T @ self.cols
             grads[1] = backend.ascontiguous(dw2.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
         if self.has_bias:
-            grads.append(g2.sum(axis=0) if self.needs_grad(2) else None)
+            if not self.needs_grad(2):
+                grads.append(None)
+            else:
+                grads.append(column_sums(g2) if type(g2) is np.ndarray else g2.sum(axis=0))
         return grads
 
 

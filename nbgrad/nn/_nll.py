@@ -41,6 +41,14 @@ def picked_sum(logp, target, ignore_index):
         total += logp[i, t]
         counted += 1
     return total, counted, -1
+
+
+@numba.njit(cache=True, nogil=True)
+def scatter_value(out, target, value):
+    """out[i, target[i, 0]] = value for every row: the reduced loss's gradient
+    (``out`` zero-filled, targets already checked)."""
+    for i in range(target.shape[0]):
+        out[i, target[i, 0]] = value
 '''
 
 _kernels = lazy_module(_SOURCE, "nll")
@@ -87,7 +95,10 @@ class NllLossBackward(Node):
         # coef is one scalar when every sample weighs the same.
         picked = self.coef * (grad.reshape(rows) if self.per_sample else grad)
         out = backend.zeros((rows, classes), grad.dtype)
-        if isinstance(out, np.ndarray):  # NumPy's put_along_axis builds the same index in Python
+        if type(out) is np.ndarray and isinstance(picked, np.generic):
+            # One value for every row (reduced, equal weights): one loop, no index arrays.
+            _kernels().scatter_value(out, self.index, picked)
+        elif isinstance(out, np.ndarray):  # NumPy's put_along_axis builds the same index in Python
             out[np.arange(rows), self.index.reshape(rows)] = picked
         else:
             values = picked.reshape(rows, 1) if picked.ndim else picked.reshape(1, 1)
@@ -127,10 +138,14 @@ def nll_loss(logp, target, weight, ignore_index, reduction, loss_shape):
             raise IndexError(f"Target {int(flat[bad])} is out of bounds.")
         if counted == rows:  # nothing ignored: every sample weighs 1
             coef = np_dtype.type(-1)
-            loss = np.array(-picked_sum, np_dtype)
+            # In NumPy scalars (the dtype's rounding, as the 0-d array's ops), then one 0-d
+            # array: an in-place division of a 0-d array costs 1 us more.
+            value = np_dtype.type(-picked_sum)
             if reduction == "mean":
-                loss /= np_dtype.type(rows)
-                coef = coef / np_dtype.type(rows)
+                divisor = np_dtype.type(rows)
+                value = value / divisor
+                coef = coef / divisor
+            loss = np.array(value)
             node = None
             if grad_mode.is_grad_enabled() and logp.requires_grad:
                 node = NllLossBackward(logp, flat.reshape(-1, 1), coef, False)

@@ -322,27 +322,28 @@ def _check_targets(input, target):
     """PyTorch's nll_loss_nd checks, in its order and with its messages."""
     if target.is_floating_point() or target.dtype is dtypes.bool_:
         raise RuntimeError(f"expected scalar type Long but found {_C_NAMES[target.dtype.name]}")
-    if input.ndim == 1:
-        if target.ndim > 1:
+    shape, t_shape = input._data.shape, target._data.shape  # raw: no Size per call
+    if len(shape) == 1:
+        if len(t_shape) > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if target.ndim == 1 and target.shape[0] != 1:
+        if len(t_shape) == 1 and t_shape[0] != 1:
             raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
-                             f"{target.shape[0]}")
+                             f"{t_shape[0]}")
         return
-    batch = target.shape[0] if target.ndim else 0
-    if batch != input.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+    batch = t_shape[0] if t_shape else 0
+    if batch != shape[0]:
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                          f"({batch}).")
-    if input.ndim == 2:
-        if target.ndim != 1:
+    if len(shape) == 2:
+        if len(t_shape) != 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    elif tuple(target.shape) != (input.shape[0], *input.shape[2:]):
-        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got "
-                           f"{list(target.shape)}")
+    elif t_shape != (shape[0], *shape[2:]):
+        raise RuntimeError(f"Expected target size {[shape[0], *shape[2:]]}, got "
+                           f"{list(t_shape)}")
 
 
 def _loss_shape(input, target):
-    return () if input.ndim == 1 else tuple(target.shape)
+    return () if input._data.ndim == 1 else target._data.shape
 
 
 def _weight_array(weight, classes, input):
@@ -391,10 +392,11 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     _check_tensor("cross_entropy", target, "target")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if input.ndim == 0:
+    ndim = input._data.ndim
+    if ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    class_dim = 0 if input.ndim == 1 else 1
-    classes = input.shape[class_dim]
+    class_dim = 0 if ndim == 1 else 1
+    classes = input._data.shape[class_dim]
     logp = input.log_softmax(class_dim)
     w = _weight_array(weight, classes, input)
     if target.is_floating_point():

@@ -1,6 +1,7 @@
 """``Identity`` and ``Linear``."""
 
 from .. import creation
+from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .module import Module
@@ -43,15 +44,18 @@ class Linear(_WeightedLayer):
         self._add_weight_and_bias((out_features, in_features), bias, dtype, device)
 
     def forward(self, input):
-        shape = getattr(input, "shape", None)
-        if shape is not None and (len(shape) == 0 or shape[-1] != self.in_features):
-            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input with last "
-                               f"dimension {self.in_features}, got shape {list(shape)}")
-        if shape is not None and input.dtype is not self.weight.dtype:
-            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input of dtype "
-                               f"{self.weight.dtype}, got {input.dtype} (convert the input with "
-                               f".to({self.weight.dtype}) or the layer with .to({input.dtype}))")
-        return F.linear(input, self.weight, self.bias)
+        weight = self.weight  # a module attribute lookup (Module.__getattr__): read once
+        if isinstance(input, Tensor):  # F.linear names anything else in a TypeError
+            shape = input._data.shape
+            if not shape or shape[-1] != self.in_features:
+                raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input with "
+                                   f"last dimension {self.in_features}, got shape {list(shape)}")
+            if input.dtype is not weight.dtype:
+                raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input of "
+                                   f"dtype {weight.dtype}, got {input.dtype} (convert the input "
+                                   f"with .to({weight.dtype}) or the layer with "
+                                   f".to({input.dtype}))")
+        return F.linear(input, weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

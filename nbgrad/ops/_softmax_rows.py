@@ -113,14 +113,16 @@ def _softmax_backward(g, y, out):
 _kernels = lazy_module(_SOURCE, "softmax_rows")
 
 
-def applies(axis, *arrays):
+def applies(axis, x, y=None):
     """Whether the row kernels serve this call: the last axis of C-contiguous
-    float arrays of one dtype, at least one row and one column."""
-    a = arrays[0]
-    if a.ndim == 0 or axis != a.ndim - 1 or a.size == 0 or a.dtype.kind != "f":
+    float arrays (``x``, and ``y`` if given) of one dtype and shape, at least
+    one row and one column. (Written out, without a generator: it runs on
+    every softmax and its backward.)"""
+    if (type(x) is not np.ndarray or axis != x.ndim - 1 or not x.size or x.dtype.kind != "f"
+            or not x.flags.c_contiguous):
         return False
-    return all(type(b) is np.ndarray and b.flags.c_contiguous and b.dtype == a.dtype
-               and b.shape == a.shape for b in arrays)
+    return y is None or (type(y) is np.ndarray and y.flags.c_contiguous and y.dtype == x.dtype
+                         and y.shape == x.shape)
 
 
 def _rows(a):

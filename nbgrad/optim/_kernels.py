@@ -38,6 +38,20 @@ class _Template:
         lines += ["        " + line for line in self.body]
         return "\n".join(lines) + "\n"
 
+    def cpu_foreach_source(self, name):
+        """The serial update of several parameters in one call: each array
+        parameter becomes a tuple (``params``, ``grads``, ...) of flat arrays of
+        one type, updated one after the other, in order."""
+        arrays = [p for p, k in zip(self.params, self.kinds) if k == "a"]
+        scalars = [p for p, k in zip(self.params, self.kinds) if k != "a"]
+        lines = [f"def {name}({', '.join([a + 's' for a in arrays] + scalars)}):",
+                 f"    for k in range(len({arrays[0]}s)):"]
+        lines += [f"        {a} = {a}s[k]" for a in arrays]
+        lines += ["        " + line for line in self.prologue]
+        lines.append("        for i in range(param.shape[0]):")
+        lines += ["            " + line for line in self.body]
+        return "\n".join(lines) + "\n"
+
     def cuda_source(self, name, options):
         lines = [f"@cuda.jit({options})", f"def {name}({', '.join(self.params)}):"]
         lines += ["    " + line for line in self.prologue]
@@ -114,6 +128,8 @@ def _source(template, name):
                                    ("parallel", "prange", "parallel=True, ")):
         parts.append(f"\n@numba.njit({options}cache=True, nogil=True, error_model=\"numpy\")\n"
                      + template.cpu_source(f"{name}_{variant}", loop))
+    parts.append("\n@numba.njit(cache=True, nogil=True, error_model=\"numpy\")\n"
+                 + template.cpu_foreach_source(f"{name}_foreach"))
     return "\n".join(parts)
 
 
@@ -153,8 +169,12 @@ def cuda_kernel(kind):
 
 
 def _run(kind, arrays, scalars):
-    """Run the update on the arrays' device: the CPU function, or the CUDA
-    kernel over the contiguous device buffers."""
+    """Run the update on the arrays' device: the CPU function (its ``foreach``
+    form when ``arrays`` holds tuples of CPU arrays, several parameters), or
+    the CUDA kernel over the contiguous device buffers."""
+    if type(arrays[0]) is tuple:
+        getattr(_module(kind), f"{kind}_foreach")(*arrays, *scalars)
+        return
     if isinstance(arrays[0], np.ndarray):
         _kernel(kind, arrays[0].size)(*arrays, *scalars)
         return
@@ -162,10 +182,45 @@ def _run(kind, arrays, scalars):
     cuda_kernel(kind).grid_stride(arrays[0].size, buffers + list(scalars))
 
 
-def sgd(param, grad, buf, *, lr, weight_decay, momentum, dampening, first, nesterov, maximize):
-    t = param.dtype.type
-    _run("sgd", (param, grad, buf), (t(-lr), t(weight_decay), t(momentum), t(1 - dampening),
-                                      momentum != 0, first, nesterov, maximize))
+# (dtype, hyper-parameters) -> SGD's kernel scalars before and after ``first``.
+# Casting them costs more than a small parameter's update, and they change only
+# when a scheduler changes the group. Bounded: cleared past _SCALARS_MAX.
+_sgd_scalars = {}
+_SCALARS_MAX = 256
+
+
+_PLAIN = (float, int, bool)
+
+
+def _sgd_scalars_of(t, lr, weight_decay, momentum, dampening, nesterov, maximize):
+    # Only plain numbers are remembered: a tensor (a learning rate, say) may change in place.
+    plain = (type(lr) in _PLAIN and type(weight_decay) in _PLAIN and type(momentum) in _PLAIN
+             and type(dampening) in _PLAIN)
+    key = (t, lr, weight_decay, momentum, dampening, nesterov, maximize)
+    cached = _sgd_scalars.get(key) if plain else None
+    if cached is None:
+        cached = ((t(-lr), t(weight_decay), t(momentum), t(1 - dampening), momentum != 0),
+                  (bool(nesterov), bool(maximize)))
+        if plain:
+            if len(_sgd_scalars) >= _SCALARS_MAX:
+                _sgd_scalars.clear()
+            _sgd_scalars[key] = cached
+    return cached
+
+
+def sgd_foreach(params, grads, bufs, lr, weight_decay, momentum, dampening, first, nesterov,
+                maximize):
+    """``sgd`` on several flat CPU parameters of one dtype (tuples of arrays,
+    each below PARALLEL_THRESHOLD elements), in one call, in order."""
+    head, tail = _sgd_scalars_of(params[0].dtype.type, lr, weight_decay, momentum, dampening,
+                                 nesterov, maximize)
+    _run("sgd", (params, grads, bufs), (*head, first, *tail))
+
+
+def sgd(param, grad, buf, lr, weight_decay, momentum, dampening, first, nesterov, maximize):
+    head, tail = _sgd_scalars_of(param.dtype.type, lr, weight_decay, momentum, dampening,
+                                 nesterov, maximize)
+    _run("sgd", (param, grad, buf), (*head, first, *tail))
 
 
 def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, lr, beta1, beta2, eps, weight_decay,
@@ -180,4 +235,4 @@ def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, lr, beta1, beta2, 
           maximize))
 
 
-__all__ = ["sgd", "adam", "PARALLEL_THRESHOLD"]
+__all__ = ["sgd", "sgd_foreach", "adam", "PARALLEL_THRESHOLD"]

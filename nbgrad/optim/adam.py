@@ -28,7 +28,8 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def _update(self, group, param, grad, state, p):
+    def _update(self, group, param, grad, p):
+        state = self._state(p)
         if not state:
             state["step"] = creation.tensor(0.0, dtype=dtypes.float32)
             state["exp_avg"] = self._state_buffer(p)

@@ -19,8 +19,10 @@ required = _Required()
 
 
 class Optimizer:
-    """Base class: subclasses implement ``_update(group, param, state)``, which
-    updates one parameter in place with one fused kernel."""
+    """Base class: subclasses implement ``_update(group, param, grad, p)``,
+    which updates one parameter in place with one fused kernel and reads
+    ``p``'s state (``_state(p)``) only if it has some, as PyTorch's
+    optimizers do (plain SGD keeps none)."""
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -101,31 +103,41 @@ class Optimizer:
                 loss = closure()
         with grad_mode.no_grad():
             for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    self._step_param(group, p)
+                self._step_group(group)
         return loss
 
-    def _step_param(self, group, p):
-        grad = p.grad
-        if grad._data.shape != p._data.shape:
-            raise RuntimeError(f"{type(self).__name__}: gradient of shape {list(grad.shape)} does "
-                               f"not match its parameter of shape {list(p.shape)}")
-        state = self.state[p]
-        self._check_devices(p, state)
-        backend = p._backend
+    def _step_group(self, group):
+        for p in group["params"]:
+            grad = p.grad
+            if grad is not None:
+                self._step_param(group, p, grad)
+
+    def _step_param(self, group, p, grad):
         data = p._data
         g = grad._data
+        if g.shape != data.shape:
+            raise RuntimeError(f"{type(self).__name__}: gradient of shape {list(grad.shape)} does "
+                               f"not match its parameter of shape {list(p.shape)}")
         if g.dtype != data.dtype:
             g = g.astype(data.dtype)
-        contiguous = data.flags.c_contiguous
-        target = data if contiguous else backend.ascontiguous(data)
-        self._update(group, target.reshape(-1), backend.ascontiguous(g).reshape(-1), state, p)
-        if not contiguous:
+        backend = p._backend
+        g = backend.ascontiguous(g).reshape(-1)
+        if data.flags.c_contiguous:
+            self._update(group, data.reshape(-1), g, p)
+        else:
+            target = backend.ascontiguous(data)
+            self._update(group, target.reshape(-1), g, p)
             data[...] = target
         # One in-place write, one version bump (as PyTorch's param.add_ does).
-        p._version_counter.bump(f"{type(self).__name__}.step")
+        p._version_counter.bump(type(self).__name__ + ".step")
+
+    def _state(self, p):
+        """``p``'s state (made on first use, as PyTorch's ``self.state[p]``),
+        checked to live on ``p``'s device."""
+        state = self.state[p]
+        if state:
+            self._check_devices(p, state)
+        return state
 
     def _state_buffer(self, p):
         """A zero-filled state tensor shaped and typed like ``p``, on its device."""
@@ -146,7 +158,8 @@ class Optimizer:
                     "optimizer, or load the optimizer's state_dict again, which moves the state "
                     "to each parameter's device)")
 
-    def _update(self, group, param, grad, state, p):
+    def _update(self, group, param, grad, p):
+        """Update the flat C-contiguous ``param`` of ``p`` in place from ``grad``."""
         raise NotImplementedError
 
     # ---------------------------------------------------------- state dicts

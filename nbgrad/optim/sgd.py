@@ -1,4 +1,6 @@
 """Stochastic gradient descent with momentum, as ``torch.optim.SGD``."""
+import numpy as np
+
 from . import _kernels
 from .optimizer import Optimizer, required
 
@@ -7,7 +9,8 @@ class SGD(Optimizer):
     """PyTorch's SGD: with weight decay ``g += wd * p``; with momentum
     ``buf = momentum * buf + (1 - dampening) * g`` (``buf = g`` on the first
     step) and ``g = buf`` (or ``g + momentum * buf`` with nesterov); then
-    ``p -= lr * g``. One fused kernel per parameter."""
+    ``p -= lr * g``. One fused kernel per parameter, or per run of small
+    CPU parameters (``_step_group``)."""
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False):
@@ -23,16 +26,64 @@ class SGD(Optimizer):
                         nesterov=nesterov, maximize=maximize)
         super().__init__(params, defaults)
 
-    def _update(self, group, param, grad, state, p):
+    def _step_group(self, group):
+        """CPU parameters whose gradients match them (shape, dtype, C layout)
+        and need no new momentum buffer are updated in one kernel call per run
+        of one dtype: a call per parameter costs more than a small parameter's
+        update. The rest (and large parameters, which take the parallel
+        kernel) go one by one; the order of the updates is the group's."""
+        momentum = group["momentum"]
+        state = self.state
+        batch = []  # (p, flat param, flat grad, flat momentum buffer), in the group's order
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            data, g = p._data, grad._data
+            if (type(data) is np.ndarray and type(g) is np.ndarray
+                    and data.size < _kernels.PARALLEL_THRESHOLD and g.shape == data.shape
+                    and g.dtype == data.dtype and data.flags.c_contiguous and g.flags.c_contiguous
+                    and g.flags.writeable):  # (a read-only array would not type in the tuple)
+                flat = data.ravel()  # a view: C-contiguous
+                buf = flat  # unused without momentum
+                if momentum != 0:
+                    buffer = state[p].get("momentum_buffer") if p in state else None
+                    buf = None if buffer is None else buffer._data
+                    if (type(buf) is not np.ndarray or buf.dtype != data.dtype
+                            or buf.shape != data.shape or not buf.flags.c_contiguous):
+                        buf = None  # a first step (a new buffer) or a foreign one: one by one
+                    else:
+                        buf = buf.ravel()
+                if buf is not None:
+                    if batch and batch[0][1].dtype != data.dtype:
+                        self._step_batch(group, batch)
+                    batch.append((p, flat, g.ravel(), buf))
+                    continue
+            if batch:
+                self._step_batch(group, batch)
+            self._step_param(group, p, grad)
+        if batch:
+            self._step_batch(group, batch)
+
+    def _step_batch(self, group, batch):
+        _, params, grads, bufs = zip(*batch)
+        _kernels.sgd_foreach(params, grads, bufs, group["lr"], group["weight_decay"],
+                             group["momentum"], group["dampening"], False, group["nesterov"],
+                             group["maximize"])
+        for p, *_ in batch:  # one in-place write, one version bump each (as param.add_)
+            p._version_counter.bump("SGD.step")
+        batch.clear()
+
+    def _update(self, group, param, grad, p):
         momentum = group["momentum"]
         first = False
-        buf = param  # unused when there is no momentum
+        buf = param  # unused when there is no momentum (nor is any state made, as in PyTorch)
         if momentum != 0:
+            state = self._state(p)
             buffer = state.get("momentum_buffer")
             if buffer is None:
                 buffer = state["momentum_buffer"] = self._state_buffer(p)
                 first = True
             buf = buffer._data.reshape(-1)
-        _kernels.sgd(param, grad, buf, lr=group["lr"], weight_decay=group["weight_decay"],
-                     momentum=momentum, dampening=group["dampening"], first=first,
-                     nesterov=group["nesterov"], maximize=group["maximize"])
+        _kernels.sgd(param, grad, buf, group["lr"], group["weight_decay"], momentum,
+                     group["dampening"], first, group["nesterov"], group["maximize"])

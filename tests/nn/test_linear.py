@@ -48,6 +48,31 @@ def test_linear_only_needed_gradients():
     np.testing.assert_allclose(layer.bias.grad.numpy(), [4.0, 4.0])
 
 
+def test_linear_frozen_bias_gets_no_gradient_like_torch():
+    rng = np.random.default_rng(4)
+    x, g = rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
+    tl = torch.nn.Linear(4, 3).double()
+    nl = nn.Linear(4, 3, dtype=nbgrad.float64)
+    copy_weights(nl, tl)
+    grads = []
+    for lib, layer in ((nbgrad, nl), (torch, tl)):
+        layer.bias.requires_grad_(False)
+        xt = lib.tensor(x, requires_grad=True)
+        layer(xt).backward(lib.tensor(g))
+        assert layer.bias.grad is None
+        grads.append((xt.grad.numpy(), layer.weight.grad.numpy()))
+    for ours, expected in zip(*grads):
+        np.testing.assert_allclose(ours, expected, rtol=1e-12)
+
+
+def test_linear_refuses_a_non_tensor_input_like_torch():
+    x = np.zeros((3, 4), np.float32)
+    with pytest.raises(TypeError, match="must be Tensor, not"):
+        torch.nn.Linear(4, 2)(x)
+    with pytest.raises(TypeError, match="must be Tensor, not"):
+        nn.Linear(4, 2)(x)
+
+
 def test_linear_default_init_is_pytorchs():
     nbgrad.manual_seed(0)
     layer = nn.Linear(400, 300)

@@ -214,3 +214,29 @@ def test_nll_loss_sees_in_place_writes_to_its_input_like_torch():
     # The same message up to the hint each library appends.
     head = errors[1].replace("torch.", "nbgrad.").split(" instead.")[0]
     assert errors[0].split(" instead.")[0] == head
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("shape,ignore", [((6, 4), -100), ((2, 4, 3), -100), ((6, 4), 1)],
+                         ids=["2d", "spatial", "ignored"])
+def test_nll_reduced_gradient_path_and_values_match_torch(monkeypatch, reduction, shape, ignore):
+    """A reduced loss whose samples all weigh the same scatters its one
+    gradient value with one kernel (2-D and spatial); ignored samples take the
+    per-sample path. Either way the gradient is PyTorch's."""
+    from nbgrad.nn import _nll
+    module = _nll._kernels()
+    calls = []
+    real = module.scatter_value
+    monkeypatch.setattr(module, "scatter_value", lambda *args: calls.append(1) or real(*args))
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(shape)
+    y = np.array([1, 0, 3, 1, 2, 1]) if len(shape) == 2 else rng.integers(0, 4, (2, 3))
+    grads = []
+    for lib in (nbgrad, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.cross_entropy(xt, lib.tensor(y), ignore_index=ignore,
+                                        reduction=reduction).backward(lib.tensor(1.5,
+                                                                                 dtype=xt.dtype))
+        grads.append(xt.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-15)
+    assert len(calls) == (0 if ignore == 1 else 1)

@@ -271,6 +271,21 @@ def test_softmax_with_infinities_matches_torch():
     compare(lambda L, x: x.log_softmax(0), np.array([-np.inf, 0.0, 1.0]))
 
 
+def test_the_row_kernels_serve_the_last_axis_of_contiguous_float_arrays():
+    from nbgrad.ops import _softmax_rows
+    a = np.ones((3, 4))
+    served = [(1, a), (1, a.T.copy()), (2, np.ones((2, 3, 4))), (1, a, a.copy()),
+              (1, a.astype(np.float32), np.ones((3, 4), np.float32))]
+    refused = [(0, a), (-1, a), (0, a.T), (1, a[:, ::2]), (1, np.ones((0, 4))), (1, a.T),
+               (1, np.ones((3, 4), np.int64)), (1, a, a.astype(np.float32)), (1, a, np.ones((3, 5))),
+               (1, a, np.asfortranarray(a)), (1, np.asfortranarray(a), a), (0, np.ones(())),
+               (0, np.ones(3).tolist())]
+    for axis, *arrays in served:
+        assert _softmax_rows.applies(axis, *arrays), (axis, [x.strides for x in arrays])
+    for axis, *arrays in refused:
+        assert not _softmax_rows.applies(axis, *arrays), axis
+
+
 # ---------------------------------------------------- finite differences
 GRADCHECK = [
     ("sum", lambda x: x.sum((0, 2)) * x.sum(-1, keepdim=True)[0, :, 0]),
