@@ -446,7 +446,7 @@ def _straight_line_backward(recipe, release=False):
     namespace = {"general": _general_backward}
     lines = ["def backward(node, grad):"]
     if spec.wanted:
-        small = recipe.backend.elementwise_small_backward(row, spec.wanted)
+        small = recipe.backend.elementwise_small_backward(row, spec.wanted, recipe.dtype.numpy)
         if small is None:
             return None
         kernel_for, below, new, sources = small

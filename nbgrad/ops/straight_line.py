@@ -50,7 +50,7 @@ def _entry(row, args, kinds):
     entry = None
     if all(c is None for c, kind in zip(plan.convert, kinds) if kind == "a"):
         small = plan.backend.elementwise_small_forward(
-            row, "".join("a" if kind == "a" else "s" for kind in kinds))
+            row, "".join("a" if kind == "a" else "s" for kind in kinds), plan.out_np)
         if small is None:
             return None
         kernel_for, below, new = small

@@ -262,6 +262,22 @@ def test_large_arrays_take_the_general_path(monkeypatch):
     np.testing.assert_allclose(y.detach().numpy()[:3], 1 / (1 + np.exp(-1.0)), rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype,method,out_itemsize", [
+    (nbgrad.float32, "sigmoid", 4), (nbgrad.float64, "sigmoid", 8), (nbgrad.float32, "lt", 1)])
+def test_the_size_limit_is_the_pools_in_bytes_of_the_output(monkeypatch, dtype, method,
+                                                             out_itemsize):
+    from nbgrad.backends.cpu.allocator import POOL_MIN_BYTES
+    limit = min(POOL_MIN_BYTES // out_itemsize, cpu_elementwise.PARALLEL_THRESHOLD)
+    calls = _spy_on_general_path(monkeypatch, getattr(nbgrad.Tensor, method))
+    for n, general in ((limit - 1, 0), (limit, 1)):
+        x = nbgrad.zeros(n, dtype=dtype, requires_grad=method == "sigmoid")
+        y = getattr(x, method)(*([x] if method == "lt" else []))
+        assert calls == [1] * general and y.shape == (n,)
+        if method == "sigmoid":  # the backward's limit is the gradient's, in its dtype
+            y.backward(nbgrad.ones(n, dtype=dtype))
+            np.testing.assert_allclose(x.grad.numpy()[[0, -1]], 0.25)
+
+
 def test_a_stale_saved_tensor_is_reported_as_on_the_general_path():
     mul = nbgrad.ROWS[[r.name for r in nbgrad.ROWS].index("mul")]
     messages = []

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from ..kernel_source import backward_reads, load_module
-from .allocator import _SMALL_COUNT, pool
+from .allocator import _SMALL_COUNT, POOL_MIN_BYTES, pool
 
 # Elements from which the prange loop beats the serial one (python -m
 # kernels.parallel_threshold, 2 threads): waking passively waiting OpenMP
@@ -238,17 +238,23 @@ def forward_for(row, kinds):
     return run
 
 
-def small_forward(row, kinds):
+def _small_count(dtype):
+    """Elements below which an array of ``dtype`` takes the serial kernel and
+    np.empty (fewer bytes than the pool takes)."""
+    return min(POOL_MIN_BYTES // np.dtype(dtype).itemsize, PARALLEL_THRESHOLD)
+
+
+def small_forward(row, kinds, out_dtype):
     """``(kernel_for, below, new)`` for calls whose array arguments all have
     one shape (any layout; numbers per ``kinds``): under ``below`` elements the
     whole forward is ``kernel_for(ndim)(out, *args)`` (the serial loop nest
-    for ``ndim >= 1`` dimensions) into ``out = new(shape, dtype)`` (np.empty:
-    small arrays skip the pool), for callers that inline it."""
+    for ``ndim >= 1`` dimensions) into ``out = new(shape, out_dtype)``
+    (np.empty: small arrays skip the pool), for callers that inline it."""
     types = tuple(np.ndarray if k == "a" else np.generic for k in kinds)
 
     def kernel_for(ndim):
         return _forward_plan(row, types, ndim)[0].serial
-    return kernel_for, min(_SMALL_COUNT, PARALLEL_THRESHOLD), np.empty
+    return kernel_for, _small_count(out_dtype), np.empty
 
 
 def forward(row, out, args):
@@ -331,12 +337,13 @@ def _flat_backward(row, wanted, types, fallback=None):
     return namespace["run"]
 
 
-def small_backward(row, wanted):
+def small_backward(row, wanted, dtype):
     """``(kernel_for, below, new, sources)`` for calls whose saved values are
-    all arrays of the gradient's shape: under ``below`` elements the whole
-    backward is ``kernel_for(ndim)(*operands, *grads)`` (as small_forward)
-    with each gradient from ``new(shape, dtype)``; ``sources`` names the
-    operands in order (-1: the incoming gradient, -2: the output, k: input k)."""
+    all arrays of the gradient's shape and ``dtype``: under ``below`` elements
+    the whole backward is ``kernel_for(ndim)(*operands, *grads)`` (as
+    small_forward) with each gradient from ``new(shape, dtype)``; ``sources``
+    names the operands in order (-1: the incoming gradient, -2: the output,
+    k: input k)."""
     wanted = tuple(wanted)
     kinds = "a" * len(row.inputs)
 
@@ -346,8 +353,7 @@ def small_backward(row, wanted):
         if module is None:
             module = _backward_kernels[key] = _backward_module(row, wanted, kinds, ndim)
         return module.serial
-    return (kernel_for, min(_SMALL_COUNT, PARALLEL_THRESHOLD), np.empty,
-            _backward_plan(row, wanted, kinds)[2])
+    return kernel_for, _small_count(dtype), np.empty, _backward_plan(row, wanted, kinds)[2]
 
 
 def backward_for(row, wanted, kinds):

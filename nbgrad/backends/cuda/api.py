@@ -28,13 +28,13 @@ def elementwise_backward_for(row, wanted, kinds):
     return lambda grad, args, out: elementwise.backward(row, wanted, grad, args, out)
 
 
-def elementwise_small_forward(row, kinds):
+def elementwise_small_forward(row, kinds, out_dtype):
     """None: no inlined path for small calls (the CPU's is the serial kernel;
     here a launch costs more than the Python around it)."""
     return None
 
 
-def elementwise_small_backward(row, wanted):
+def elementwise_small_backward(row, wanted, dtype):
     """None, as ``elementwise_small_forward``."""
     return None
 
