@@ -231,7 +231,7 @@ class _Recipe:
             if not isinstance(args[k], Tensor):
                 kinds = (kinds or "a" * len(args))
                 kinds = kinds[:k] + "s" + kinds[k + 1:]
-            elif args[k].dtype is not dtype:
+            elif args[k].dtype is not dtype and k not in row.bool_inputs:  # masks stay bool
                 cast = True
         self.kinds, self.cast = kinds, cast
         self.nones = (None,) * len(args)
@@ -366,7 +366,7 @@ def _general_backward(node, grad):
             a = args[k]
             if a.__class__ is SavedTensor:
                 a = args[k] = a.unpack()
-                if recipe.cast and a.dtype != recipe.dtype.numpy:
+                if recipe.cast and a.dtype != recipe.dtype.numpy and k not in recipe.row.bool_inputs:
                     args[k] = recipe.backend.cast(a, recipe.dtype.numpy)
     out = node.out
     if out.__class__ is SavedTensor:  # SavedTensor.unpack's fast path, inlined

@@ -414,3 +414,25 @@ def test_where_with_a_non_bool_condition_matches_torch():
     with pytest.raises(RuntimeError) as info:
         nbgrad.where(nbgrad.tensor([1.0]), nbgrad.ones(1), nbgrad.ones(1))
     assert str(info.value) == str(want.value)
+
+
+@pytest.mark.parametrize("other", [np.float32, np.float64], ids=["same-dtype", "promoted"])
+def test_where_backward_keeps_its_condition_bool(monkeypatch, other):
+    # A mask is kept out of promotion in the backward as in the forward: no float copy of it.
+    import nbgrad.backends.cpu as cpu
+    cast_dtypes = []
+    real_cast = cpu.cast
+    monkeypatch.setattr(cpu, "cast", lambda a, dtype: cast_dtypes.append(a.dtype) or real_cast(a, dtype))
+    rng = np.random.default_rng(3)
+    c = rng.random((3, 4)) < 0.5
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal(4).astype(other)
+    g = rng.standard_normal((3, 4)).astype(np.result_type(np.float32, other))
+    grads = []
+    for lib in (nbgrad, torch):
+        xa, xb = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        lib.where(lib.tensor(c), xa, xb).backward(lib.tensor(g))
+        grads.append((xa.grad.numpy(), xb.grad.numpy()))
+    assert np.dtype(bool) not in cast_dtypes
+    for ours, theirs in zip(*grads):
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
