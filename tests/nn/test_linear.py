@@ -48,12 +48,18 @@ def test_linear_only_needed_gradients():
     np.testing.assert_allclose(layer.bias.grad.numpy(), [4.0, 4.0])
 
 
-def test_linear_frozen_bias_gets_no_gradient_like_torch():
-    rng = np.random.default_rng(4)
+def _twin_layers(seed):
+    """Input, output gradient, and a float64 Linear(4, 3) in each library, same weights."""
+    rng = np.random.default_rng(seed)
     x, g = rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
     tl = torch.nn.Linear(4, 3).double()
     nl = nn.Linear(4, 3, dtype=nbgrad.float64)
     copy_weights(nl, tl)
+    return x, g, nl, tl
+
+
+def test_linear_frozen_bias_gets_no_gradient_like_torch():
+    x, g, nl, tl = _twin_layers(4)
     grads = []
     for lib, layer in ((nbgrad, nl), (torch, tl)):
         layer.bias.requires_grad_(False)
@@ -127,11 +133,7 @@ def test_linear_gradients_taken_without_a_copy_stay_independent():
     """LinearBackward hands its new gradient buffers to the leaves (no copy):
     accumulating a second backward into them, and writing into one leaf's
     .grad, must leave every other array as PyTorch leaves it."""
-    rng = np.random.default_rng(3)
-    x, g = rng.standard_normal((5, 4)), rng.standard_normal((5, 3))
-    tl = torch.nn.Linear(4, 3).double()
-    nl = nn.Linear(4, 3, dtype=nbgrad.float64)
-    copy_weights(nl, tl)
+    x, g, nl, tl = _twin_layers(3)
     results = []
     for lib, layer in ((nbgrad, nl), (torch, tl)):
         xt = lib.tensor(x, requires_grad=True)
