@@ -41,20 +41,31 @@ class InputMeta:
         self.pairs = (None, (self, None), (None, self), (self, self))
 
 
-# Interned InputMeta records: nodes share one per (shape, dtype, backend), as
-# nothing writes to them. Bounded: cleared when it grows past _METAS_MAX.
+# Interned InputMeta records, one table of shapes per (dtype, backend): nodes
+# share one per (shape, dtype, backend), as nothing writes to them, and a
+# caller that knows the dtype and backend finds one by shape alone. Bounded:
+# a table is cleared when it grows past _METAS_MAX.
 _metas = {}
 _METAS_MAX = 4096
 
 
+def metas_for(dtype, backend):
+    """The shape -> InputMeta table of one dtype and backend (filled by ``input_meta``)."""
+    table = _metas.get((dtype, backend))
+    if table is None:
+        table = _metas[(dtype, backend)] = {}
+    return table
+
+
 def input_meta(tensor):
     """``InputMeta(tensor)``, shared with every input of the same shape, dtype and backend."""
-    key = (tensor._data.shape, tensor.dtype, tensor._backend)
-    meta = _metas.get(key)
+    table = metas_for(tensor.dtype, tensor._backend)
+    shape = tensor._data.shape
+    meta = table.get(shape)
     if meta is None:
-        if len(_metas) >= _METAS_MAX:
-            _metas.clear()
-        meta = _metas[key] = InputMeta(tensor)
+        if len(table) >= _METAS_MAX:
+            table.clear()
+        meta = table[shape] = InputMeta(tensor)
     return meta
 
 
@@ -168,8 +179,7 @@ class Node:
             elif base is not False and t.requires_grad:
                 edge = t._gradient_edge()
             edges.append(edge)
-            metas.append(None if edge is None else (
-                _metas.get((t._data.shape, t.dtype, t._backend)) or input_meta(t)))
+            metas.append(None if edge is None else input_meta(t))
         self.next_edges = edges
         self.input_meta = metas
         self.saved = ()

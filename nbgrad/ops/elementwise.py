@@ -7,7 +7,6 @@ forward result) and any inputs by name. What a derivative reads is exactly
 what the forward saves, so ``mul`` saves the other operand and ``sigmoid`` its
 output, as in PyTorch.
 """
-import functools
 import inspect
 import numbers
 
@@ -16,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import _SEQUENCE, Node, SavedTensor, _metas, input_meta
+from ..autograd.graph import _SEQUENCE, Node, SavedTensor, input_meta
 from ..tensor import Tensor
 from . import mutation
 from .broadcasting import broadcast_shapes
@@ -140,18 +139,17 @@ class ElementwiseOp:
         if call is None:  # made on first use: straight_line imports this module
             from . import straight_line
             call = self._function = (straight_line.function(self) if straight_line.supported(self)
-                                     else functools.partial(_apply_all, self))
+                                     else self._apply)
         return call(*args)
+
+    def _apply(self, *args):
+        return apply(self, args)
 
     def inplace(self, tensor, *args):
         return apply_inplace(self, tensor, args)
 
     def __repr__(self):
         return f"<elementwise op {self.name}{self.inputs}>"
-
-
-def _apply_all(row, *args):
-    return apply(row, args)
 
 
 def elementwise(name, forward, grads=None, **options):
@@ -268,8 +266,8 @@ class ElementwiseBackward(Node):
             edges.append(edge)
             if edge is None:
                 metas.append(None)
-            else:  # graph.input_meta, inlined
-                metas.append(_metas.get((t._data.shape, t.dtype, backend)) or input_meta(t))
+            else:
+                metas.append(input_meta(t))
                 mask |= bit
             bit <<= 1
         recipe = None if recipes is None else recipes.get(mask)

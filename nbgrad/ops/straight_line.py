@@ -15,7 +15,7 @@ dimensions, large arrays, another backend) goes to the general path,
 import weakref
 
 from ..autograd.grad_mode import _state as grad_state
-from ..autograd.graph import _METAS_MAX, _SEQUENCE, SavedTensor, input_meta
+from ..autograd.graph import _SEQUENCE, SavedTensor, input_meta, metas_for
 from ..autograd.version_counter import VersionCounter
 from ..tensor import Tensor
 from .elementwise import STRAIGHT_MAX_NDIM as MAX_NDIM
@@ -26,18 +26,6 @@ _MISSING = object()
 # Python float, "i" a Python int (not bool: its promotion differs).
 _GUARDS = {"a": "isinstance({x}, Tensor)", "f": "{x}.__class__ is float",
            "i": "{x}.__class__ is int"}
-
-
-# (dtype, backend) -> shape -> the interned InputMeta (graph.input_meta) of a
-# tensor of that dtype, backend and shape: a dict hit on the shape alone.
-_shape_metas = {}
-
-
-def _shape_meta(metas, tensor):
-    if len(metas) >= _METAS_MAX:
-        metas.clear()
-    meta = metas[tensor._data.shape] = input_meta(tensor)
-    return meta
 
 
 def _entry(row, args, kinds):
@@ -55,7 +43,7 @@ def _entry(row, args, kinds):
             return None
         kernel_for, below, new = small
         entry = (_by_ndim(kernel_for), below, new, plan.out_np, plan.out_dtype, plan.recipes,
-                 plan.dtype, plan.backend, _shape_metas.setdefault((plan.dtype, plan.backend), {}),
+                 plan.dtype, plan.backend, metas_for(plan.dtype, plan.backend),
                  *(c for c, kind in zip(plan.convert, kinds) if kind != "a"))
     row._straight_entries.setdefault(kinds, {})[args[tensor_at].dtype] = entry
     return entry
@@ -109,7 +97,7 @@ def _node_lines(row, kinds, first):
         f"    recipe = _recipe(recipes, row, ({args}), dtype, backend, mask)",
         "node = new(recipe.node_class)",
         f"node.next_edges = [{', '.join(edges)}]",
-        f"meta = metas.get(shape) or shape_meta(metas, x{first})",
+        f"meta = metas.get(shape) or input_meta(x{first})",
         "node.input_meta = meta.alone" if len(kinds) == 1 else "node.input_meta = meta.pairs[mask]",
         "node.pre_hooks = None",
         "node.retained = None",
@@ -225,7 +213,7 @@ def _compile(row, name, header, prologue, all_kinds, self_at, fallback, **extra)
     namespace = {
         "Tensor": Tensor, "row": row, "apply": apply, "make_entry": _entry, "MISSING": _MISSING,
         "grad_state": grad_state, "_recipe": _recipe, "new": object.__new__,
-        "shape_meta": _shape_meta, "next_sequence": _SEQUENCE.__next__,
+        "input_meta": input_meta, "next_sequence": _SEQUENCE.__next__,
         "SavedTensor": SavedTensor, "VersionCounter": VersionCounter, "weak_ref": weakref.ref,
         "MAX_NDIM": MAX_NDIM, "load_kernel": _load_kernel,
         **{f"entries_{kinds}": row._straight_entries.setdefault(kinds, {})
