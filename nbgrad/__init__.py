@@ -18,7 +18,7 @@ from .backends.cpu import empty_cache, get_num_threads, memory_stats, set_num_th
 from .device import device  # noqa: E402
 from .dtypes import bool_ as bool  # noqa: E402,A001
 from .dtypes import dtype, float32, float64, get_default_dtype, int64  # noqa: E402
-from .ops import ROWS, FastPath, clamp, elementwise, where  # noqa: E402
+from .ops import ROWS, FastPath, clamp, elementwise, pow, where  # noqa: E402,A004
 from .ops import reductions as _reductions  # noqa: E402
 from .ops.joining import cat, stack  # noqa: E402
 from .ops.linalg import matmul, mm  # noqa: E402

@@ -1,4 +1,6 @@
 """Tensor dtypes and PyTorch's type-promotion rules."""
+import math
+
 import numpy as np
 
 
@@ -30,6 +32,7 @@ float64 = dtype("float64", np.float64, 2, "DoubleTensor")
 _BY_NUMPY = {d.numpy: d for d in (bool_, int64, float32, float64)}
 _RANK = {bool_: 0, int64: 1, float32: 2, float64: 3}
 _BY_RANK = [bool_, int64, float32, float64]
+_BY_NAME = {d.name: d for d in _BY_RANK}
 
 
 def get_default_dtype():
@@ -58,17 +61,28 @@ def canonical(np_dtype):
     raise TypeError(f"nbgrad does not support arrays of dtype {np.dtype(np_dtype)}")
 
 
-def to_dtype(d):
-    """Accept an nbgrad dtype, a NumPy dtype or a Python type."""
+def type_name(value):
+    """The type of ``value`` as PyTorch's argument errors name it (``str``, ``numpy.ndarray``)."""
+    kind = type(value)
+    if kind.__module__ == "builtins" or kind.__module__.startswith("nbgrad"):  # "Tensor"
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+_PYTHON_TYPES = {bool: "bool", int: "int64", float: "float64"}  # as PyTorch: float is double
+
+
+def to_dtype(d, fn=None):
+    """An nbgrad dtype from ``d``: an nbgrad dtype, a Python type (``float``
+    is float64, as in PyTorch), a NumPy dtype, or None. ``fn`` names the
+    function for the TypeError raised on anything else (a string, say)."""
     if d is None or isinstance(d, dtype):
         return d
-    if d is float:
-        return float32
-    if d is int:
-        return int64
-    if d is bool:
-        return bool_
-    return from_numpy_dtype(d)
+    if isinstance(d, type) and d in _PYTHON_TYPES:
+        return _BY_NAME[_PYTHON_TYPES[d]]
+    if isinstance(d, np.dtype) or (isinstance(d, type) and issubclass(d, np.generic)):
+        return from_numpy_dtype(d)  # an nbgrad extension: PyTorch refuses NumPy dtypes
+    raise TypeError(f"{fn or 'to'}(): argument 'dtype' must be nbgrad.dtype, not {type_name(d)}")
 
 
 def promote_types(a, b):
@@ -82,6 +96,37 @@ def scalar_dtype(value):
     if isinstance(value, (int, np.integer)):
         return int64
     return get_default_dtype()
+
+
+_C_TYPES = {"int64": "int64_t", "float32": "float"}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_scalar(value, dtype):
+    """Refuse, as PyTorch does, a Python number that ``dtype`` cannot hold
+    (before anything is written): ints outside 64 bits raise OverflowError,
+    values outside ``dtype``'s range RuntimeError. NaN and inf are fine in
+    floats; a bool tensor takes anything."""
+    if isinstance(value, (bool, np.bool_)) or dtype is bool_:
+        return
+    if isinstance(value, int):  # Python's unbounded int; NumPy integers always fit
+        if value >= 2 ** 64:
+            raise OverflowError("int too big to convert")
+        if value < -2 ** 63:
+            raise OverflowError("can't convert negative int to unsigned")
+        if dtype is int64 and value >= 2 ** 63:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return
+    if dtype is float64 or not isinstance(value, (float, np.floating)):
+        return
+    value = float(value)
+    if dtype is int64:
+        fits = -2.0 ** 63 <= value < 2.0 ** 63  # False for NaN
+    else:  # float32: NaN and inf are kept, finite values beyond its range are not
+        fits = math.isinf(value) or not abs(value) > _FLOAT32_MAX
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
+                           "without overflow")
 
 
 def _combine_categories(higher, lower):

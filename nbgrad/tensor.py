@@ -1,5 +1,6 @@
 """The Tensor: a raw backend array (a view over a shared storage) plus the
 autograd state around it."""
+import operator
 import warnings
 import weakref
 
@@ -9,7 +10,7 @@ from . import dtypes
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad, Node
 from .autograd.version_counter import VersionCounter
-from .backends import cpu
+from .backends import cpu, layout
 from .device import device as _device
 
 
@@ -59,8 +60,10 @@ class ViewOfBaseBackward(Node):
         self.dtype = base._data.dtype
 
     def backward(self, grad):
-        backend = self.input_meta[0].backend
-        return [backend.scatter_into_view(self.base_shape, grad.dtype, self.view_fn, grad)]
+        meta = self.input_meta[0]
+        if meta is None:  # the base needs no gradient (a leaf view of a plain tensor), as in PyTorch
+            return [None]
+        return [meta.backend.scatter_into_view(self.base_shape, grad.dtype, self.view_fn, grad)]
 
 
 class Tensor:
@@ -125,7 +128,7 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[self._dim(dim)]
+        return self._data.shape[self._dim(dim, "size")]
 
     def dim(self):
         return self._data.ndim
@@ -148,7 +151,7 @@ class Tensor:
                 strides.insert(0, step)
                 step *= max(n, 1)
             strides = tuple(strides)
-        return strides if dim is None else strides[self._dim(dim)]
+        return strides if dim is None else strides[self._dim(dim, "stride")]
 
     def storage_offset(self):
         root = self._base._data if self._base is not None else self._data
@@ -177,7 +180,14 @@ class Tensor:
         vc = self._vc
         return 0 if vc is None else vc.value
 
-    def _dim(self, dim):
+    def _dim(self, dim, fn=None):
+        """``dim`` wrapped into [0, ndim) (a 0-d tensor takes -1 and 0), refused as PyTorch does."""
+        if type(dim) is not int:
+            try:
+                dim = operator.index(dim)  # NumPy ints and one-element integer tensors too
+            except TypeError:
+                raise TypeError(f"{fn + '(): ' if fn else ''}argument 'dim' must be int, not "
+                                f"{dtypes.type_name(dim)}") from None
         ndim = max(self._data.ndim, 1)
         if not -ndim <= dim < ndim:
             raise IndexError(f"Dimension out of range (expected to be in range of "
@@ -292,6 +302,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
+        if flag and not self.dtype.is_floating_point and self.is_leaf:  # PyTorch's wording here
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad=True):
@@ -390,6 +403,12 @@ class Tensor:
         """``owned``: ``grad`` is a new buffer that nothing else references
         (the engine's call), so the first gradient keeps it instead of a copy."""
         if self._grad is None:
+            data = self._data
+            if data.ndim > 1 and not (data.flags.c_contiguous and grad.flags.c_contiguous):
+                # PyTorch's gradient layout contract: a dense leaf's strides, else C order.
+                if not (owned and layout.obeys_gradient_layout(grad, data)):
+                    grad = layout.copy(self._backend, grad, layout.gradient_strides(data))
+                    owned = True
             self._grad = Tensor._from_op(grad if owned else self._backend.copy(grad), None,
                                          self.dtype, self._backend)
         else:

@@ -18,6 +18,13 @@ def assert_same_tensor(ours, theirs, rtol=0.0, atol=0.0):
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
 
 
+def _deep(n):
+    data = 1.0
+    for _ in range(n):
+        data = [data]
+    return data
+
+
 # ----------------------------------------------------------------- tensor
 TENSOR_DATA = [
     ("floats", lambda L: L.tensor([1.5, 2.0])),
@@ -44,6 +51,19 @@ TENSOR_DATA = [
     ("dtype-float32-from-float64-array", lambda L: L.tensor(np.array([1.5]), dtype=L.float32)),
     ("requires-grad", lambda L: L.tensor([1.0, 2.0], requires_grad=True)),
     ("requires-grad-float64", lambda L: L.tensor([1, 2], dtype=L.float64, requires_grad=True)),
+    # the int64 limits: exact, never wrapped; beyond them only a float result takes the value
+    ("int64-max-and-min", lambda L: L.tensor([2 ** 63 - 1, -2 ** 63])),
+    ("int-2**63-as-float32", lambda L: L.tensor([2 ** 63], dtype=L.float32)),
+    ("int-2**64-as-float64", lambda L: L.tensor([2 ** 64], dtype=L.float64)),
+    ("int-2**70-among-floats", lambda L: L.tensor([1.5, 2 ** 70])),
+    ("int-2**63-as-bool", lambda L: L.tensor([2 ** 63, 0], dtype=L.bool)),
+    ("float-9.2e18-as-int64", lambda L: L.tensor([9.2e18, -9.2e18], dtype=L.int64)),
+    ("nan-as-bool", lambda L: L.tensor([float("nan"), 0.0], dtype=L.bool)),
+    ("nan-array-as-int64", lambda L: L.tensor(np.array([np.nan]), dtype=L.int64)),  # INT64_MIN
+    ("bool-and-float", lambda L: L.tensor([True, 1.5])),
+    ("nested-bool-and-int", lambda L: L.tensor([[True], [2]])),
+    ("range", lambda L: L.tensor(range(3))),
+    ("64-deep", lambda L: L.tensor(_deep(64))),
 ]
 
 
@@ -52,6 +72,51 @@ def test_tensor_matches_torch(make):
     """Python floats give float32 (the default dtype), ints int64, bools bool;
     a float64 NumPy array keeps float64."""
     assert_same_tensor(make(nbgrad), make(torch))
+
+
+def test_tensor_of_uint64_arrays():
+    """nbgrad has no uint64 (PyTorch 2.13 has): a uint64 array is copied to
+    int64 when its values fit, and refused (never wrapped) when they do not."""
+    small = np.array([0, 2 ** 63 - 1], dtype=np.uint64)
+    assert nbgrad.tensor(small).tolist() == [0, 2 ** 63 - 1]
+    big = np.array([2 ** 64 - 1], dtype=np.uint64)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int64 without"):
+        nbgrad.tensor(big)
+    assert nbgrad.tensor(big, dtype=nbgrad.float64).tolist() == [2.0 ** 64]
+    with pytest.raises(TypeError, match="numpy.uint64"):
+        nbgrad.from_numpy(big)
+
+
+def test_from_numpy_of_a_read_only_array_warns_and_copies():
+    """PyTorch warns (once per process: not checked here) and shares the
+    memory anyway, then writes it; nbgrad warns with PyTorch's first sentence
+    and copies, so the array its owner made read-only stays unwritten."""
+    array = np.arange(3.0)
+    array.flags.writeable = False
+    with pytest.warns(UserWarning, match="^The given NumPy array is not writable"):
+        t = nbgrad.from_numpy(array)
+    t.add_(1.0)
+    assert t.tolist() == [1.0, 2.0, 3.0] and array.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_manual_seed_takes_pytorchs_range_of_seeds():
+    """[-2**63, 2**64), negative seeds modulo 2**64 (torch: manual_seed(-1)
+    is seed 2**64 - 1)."""
+    assert torch.manual_seed(-1).initial_seed() == 2 ** 64 - 1
+    first = nbgrad.manual_seed(-1).random()
+    assert nbgrad.manual_seed(2 ** 64 - 1).random() == first
+    nbgrad.manual_seed(-2 ** 63)
+
+
+def test_an_allocation_beyond_memory_is_a_runtime_error():
+    """PyTorch raises RuntimeError; nbgrad's error is also a MemoryError."""
+    with pytest.raises(RuntimeError, match="can't allocate memory: you tried to allocate "
+                                           "40000000000000 bytes"):
+        torch.empty(10 ** 13)
+    with pytest.raises(MemoryError, match="can't allocate memory: you tried to allocate "
+                                          "40000000000000 bytes") as caught:
+        nbgrad.empty(10 ** 13)
+    assert isinstance(caught.value, RuntimeError)
 
 
 def test_tensor_copies_its_data():
@@ -182,6 +247,16 @@ FACTORIES = [
     ("linspace-decreasing", lambda L: L.linspace(3, -3, 7)),
     ("linspace-float64", lambda L: L.linspace(-1, 1, 9, dtype=L.float64)),
     ("linspace-int64", lambda L: L.linspace(0, 10, 5, dtype=L.int64)),
+    ("full-int64-max", lambda L: L.full((2,), 2 ** 63 - 1)),
+    ("full-float-truncated-into-int64", lambda L: L.full((2,), 1.5, dtype=L.int64)),
+    ("full-nan-into-bool", lambda L: L.full((2,), float("nan"), dtype=L.bool)),
+    ("full-numpy-int", lambda L: L.full((2,), np.int64(3))),
+    ("full-0d-tensor", lambda L: L.full((2,), L.tensor(3.0))),
+    ("full-inf-float32", lambda L: L.full((2,), float("inf"))),
+    ("zeros-0d-tensor-size", lambda L: L.zeros(L.tensor(2))),
+    ("zeros-numpy-int-sizes", lambda L: L.zeros(np.int64(2), 3)),
+    ("arange-0d-tensor", lambda L: L.arange(L.tensor(3))),
+    ("dtype-python-float", lambda L: L.zeros(2, dtype=float)),
 ]
 
 
@@ -214,6 +289,28 @@ def test_like_factories_match_torch(make, source):
     input; never its requires_grad."""
     results = [make(lib, lib.ones(2, 3, dtype=getattr(lib, source))) for lib in (nbgrad, torch)]
     assert_same_tensor(*results)
+
+
+LIKE_LAYOUTS = [
+    ("transposed", lambda L: L.ones(4, 3).t()),
+    ("permuted", lambda L: L.ones(2, 3, 4).permute(2, 0, 1)),
+    ("stepped-transposed", lambda L: L.ones(8, 3)[::2].t()),
+    ("expanded", lambda L: L.ones(3, 1).expand(3, 4)),
+    ("size-1-dims", lambda L: L.ones(4, 3).t()[:, :1]),
+]
+
+
+@pytest.mark.parametrize("layout", [c[1] for c in LIKE_LAYOUTS], ids=[c[0] for c in LIKE_LAYOUTS])
+@pytest.mark.parametrize("make", [c[1] for c in LIKE] + [
+    lambda L, x: L.empty_like(x), lambda L, x: L.rand_like(x), lambda L, x: L.randn_like(x)],
+    ids=[c[0] for c in LIKE] + ["empty_like", "rand_like", "randn_like"])
+def test_like_factories_preserve_the_layout_like_torch(make, layout, request):
+    """memory_format=torch.preserve_format: a dense input's strides, else its
+    order of dimensions, packed."""
+    ours, theirs = (make(lib, layout(lib)) for lib in (nbgrad, torch))
+    assert ours.stride() == theirs.stride() and tuple(ours.shape) == tuple(theirs.shape)
+    if not request.node.callspec.id.startswith(("empty", "rand")):
+        assert_same_tensor(ours, theirs)
 
 
 def test_like_factories_of_a_tensor_that_requires_grad():

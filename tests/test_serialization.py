@@ -13,7 +13,7 @@ import nbgrad
 import nbgrad.nn as nn
 import nbgrad.optim as optim
 from nbgrad import serialization
-from nbgrad.serialization import UnsafeContentError, load, save
+from nbgrad.serialization import CorruptArchiveError, UnsafeContentError, load, save
 
 
 def _round_trip(obj, tmp_path, name="x.npz"):
@@ -207,6 +207,80 @@ def test_load_refuses_wrong_format_version_and_garbage(tmp_path):
         z.writestr("__manifest__.npy", b"garbage")
     with pytest.raises(UnsafeContentError):
         load(tmp_path / "z.npz")
+
+
+def test_load_of_a_missing_file_raises_file_not_found(tmp_path):
+    import torch
+    for lib in (torch, nbgrad):
+        with pytest.raises(FileNotFoundError):
+            lib.load(tmp_path / "missing.pt")
+
+
+def _archive_bytes(obj):
+    buffer = io.BytesIO()
+    save(obj, buffer)
+    return bytearray(buffer.getvalue())
+
+
+def test_load_of_a_damaged_archive_raises_runtime_error():
+    """PyTorch: RuntimeError "PytorchStreamReader failed reading zip archive";
+    nbgrad's CorruptArchiveError is a RuntimeError (and an UnsafeContentError),
+    never zipfile.BadZipFile."""
+    raw = _archive_bytes({"w": nbgrad.ones(1000)})
+    flipped = bytearray(raw)
+    flipped[raw.find(b"t0.npy") + 200] ^= 0xFF  # inside the tensor's data: a bad CRC
+    for damaged in (flipped, raw[:len(raw) // 2]):
+        with pytest.raises(RuntimeError, match="corrupted") as caught:
+            load(io.BytesIO(bytes(damaged)))
+        assert isinstance(caught.value, CorruptArchiveError)
+        assert isinstance(caught.value, UnsafeContentError)
+
+
+def _npy_member(header, payload=b""):
+    member = io.BytesIO()
+    np.lib.format.write_array_header_1_0(member, header)
+    return member.getvalue() + payload
+
+
+def test_load_refuses_a_header_claiming_more_than_its_member_holds():
+    """A header saying 2**40 elements is refused before anything is allocated."""
+    manifest = {"format": serialization.FORMAT, "version": serialization.VERSION,
+                "object": {"__tensor__": "t0", "dtype": "float32", "requires_grad": False,
+                           "parameter": False, "device": "cpu"}}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("t0.npy", _npy_member({"descr": "<f4", "fortran_order": False,
+                                          "shape": (2 ** 40,)}, b"\0" * 16))
+        text = np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8)
+        z.writestr("__manifest__.npy", _npy_member(
+            {"descr": "|u1", "fortran_order": False, "shape": text.shape}, text.tobytes()))
+    with pytest.raises(CorruptArchiveError, match=r"claims shape \(1099511627776,\)"):
+        load(io.BytesIO(buffer.getvalue()))
+
+
+def _deep(n):
+    data = 1.0
+    for _ in range(n):
+        data = [data]
+    return data
+
+
+def test_deep_nesting_is_refused_without_recursion_error(tmp_path):
+    """PyTorch's pickler raises RecursionError on a 10000-deep list; nbgrad
+    refuses containers nested more than 200 deep with a RuntimeError that
+    says so, and refuses a manifest nested deeper than that."""
+    assert _round_trip(_deep(150), tmp_path) == _deep(150)
+    with pytest.raises(RuntimeError, match="nested more than 200 levels deep") as caught:
+        save(_deep(10000), io.BytesIO())
+    assert not isinstance(caught.value, RecursionError)
+    for depth in (300, 100000):
+        manifest = ('{"format": "nbgrad.save", "version": 1, "object": '
+                    + "[" * depth + "]" * depth + "}").encode()
+        buffer = io.BytesIO()
+        np.savez(buffer, __manifest__=np.frombuffer(manifest, dtype=np.uint8))
+        with pytest.raises(UnsafeContentError) as caught:
+            load(io.BytesIO(buffer.getvalue()))
+        assert not isinstance(caught.value, RecursionError)
 
 
 def test_top_level_names():

@@ -188,11 +188,6 @@ def test_grad_setter():
     differential(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "nbgrad divergence (ops/elementwise.py apply, backends): PyTorch's elementwise results keep "
-    "the memory layout of their inputs (TensorIterator), so x.t().sigmoid() is not contiguous "
-    "and reshape(-1) of it copies; nbgrad's results are always C-contiguous, so the reshape is "
-    "a view that shares memory where PyTorch's does not"))
 def test_elementwise_results_keep_the_layout_of_their_inputs():
     def scenario(lib, tr):
         a = lib.arange(6, dtype=lib.float32).reshape(2, 3).t()
@@ -204,6 +199,35 @@ def test_elementwise_results_keep_the_layout_of_their_inputs():
         tr.note("a write into reshape(-1) reaches y", y.tolist())
 
     differential(scenario)
+
+
+# (id, leaf, loss): the layout of a leaf's first .grad (PyTorch's gradient
+# layout contract: a dense leaf's strides, else C order), whatever the
+# gradient's own layout, and kept by later accumulation.
+GRAD_LAYOUTS = [
+    ("contiguous-leaf-transposed-use", lambda L: L.ones(3, 2), lambda L, x: x.t() * L.ones(2, 3)),
+    ("transposed-leaf", lambda L: L.ones(3, 2).t(), lambda L, x: x * 2),
+    ("transposed-leaf-sum", lambda L: L.ones(3, 2).t(), lambda L, x: x),
+    ("transposed-leaf-matmul", lambda L: L.ones(3, 2).t(), lambda L, x: x @ L.ones(3, 3)),
+    ("stepped-leaf", lambda L: L.ones(3, 4)[:, ::2], lambda L, x: x * 2),
+    ("expanded-leaf", lambda L: L.ones(3, 1).expand(3, 4), lambda L, x: x * 2),
+    ("size-1-dims-leaf", lambda L: L.ones(2, 1, 3).permute(2, 1, 0), lambda L, x: x * 2),
+]
+
+
+@pytest.mark.parametrize("leaf, loss", [c[1:] for c in GRAD_LAYOUTS],
+                         ids=[c[0] for c in GRAD_LAYOUTS])
+def test_leaf_grad_follows_the_gradient_layout_contract(leaf, loss):
+    results = []
+    for lib in (nbgrad, torch):
+        x = leaf(lib).detach().requires_grad_()
+        loss(lib, x).sum().backward()
+        first = x.grad.stride()
+        loss(lib, x).sum().backward()
+        results.append((first, x.grad.stride(), x.grad.numpy().copy()))
+    (first, second, values), (t_first, t_second, t_values) = results
+    assert first == t_first and second == t_second
+    np.testing.assert_array_equal(values, t_values)
 
 
 def test_deepcopy_copies_a_leaf_and_refuses_a_non_leaf_like_torch():

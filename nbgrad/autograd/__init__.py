@@ -1,6 +1,7 @@
 """Automatic differentiation: ``backward``, ``grad``, grad modes, gradcheck."""
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .engine import _tensor_class, run_backward
+from .graph import grad_lock
 
 
 def _as_tuple(x):
@@ -72,12 +73,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     for t in inputs:
+        if not isinstance(t, _tensor_class()):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
         if not t.requires_grad:  # PyTorch's wording: backward(inputs=) retains their grads
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     captured = _run_captured(roots, grads, bool(retain_graph), inputs)
     for t, g in zip(inputs, captured):
         if g is not None:
-            t._accumulate_grad(g)
+            with grad_lock(t):
+                t._accumulate_grad(g)
 
 
 def tensor_backward(tensor, gradient, retain_graph, create_graph, inputs):

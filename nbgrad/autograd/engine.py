@@ -9,7 +9,7 @@ import itertools
 
 from ..backends import backend_of
 from ..dtypes import from_numpy_dtype
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, grad_lock
 
 
 def _count_dependencies(roots):
@@ -102,7 +102,8 @@ def _run_pre_hooks(node, grad):
                 grad = result._data
     retained = node.retained and node.retained()
     if retained is not None:
-        retained._set_retained_grad(grad)
+        with grad_lock(retained):
+            retained._set_retained_grad(grad)
     return grad
 
 

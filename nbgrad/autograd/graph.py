@@ -7,6 +7,7 @@ input's metadata, which the engine uses to undo broadcasting and casting.
 """
 import itertools
 import math
+import threading
 import weakref
 
 _SECOND_BACKWARD = (
@@ -23,6 +24,19 @@ def describe(shape, dtype):
 
 
 _SEQUENCE = itertools.count()
+
+
+# Accumulation into a tensor's .grad is atomic with respect to other backward
+# passes (PyTorch holds the AccumulateGrad node's mutex): kernels release the
+# GIL, so two threads' read-add-write into one buffer would lose updates.
+# Striped by tensor: no lock to make per leaf, and every accumulator of a leaf
+# (two threads may each make one) takes the same lock.
+_GRAD_LOCKS = tuple(threading.Lock() for _ in range(64))
+
+
+def grad_lock(tensor):
+    """The lock to hold while adding into ``tensor.grad``."""
+    return _GRAD_LOCKS[id(tensor) >> 4 & 63]
 
 
 class InputMeta:
@@ -153,6 +167,27 @@ class SavedTensor:
         self.data = None
 
 
+class SavedValue:
+    """A number or index array saved for backward where PyTorch saves a tensor
+    (a wrapped Python scalar, max's indices, an index key). Kept in a node's
+    ``saved`` beside its SavedTensors, it is freed with them, so the node
+    refuses a second backward as PyTorch's does."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+    def unpack(self):
+        data = self.data
+        if data is None:
+            raise RuntimeError(_SECOND_BACKWARD)
+        return data
+
+    def release(self):
+        self.data = None
+
+
 class Node:
     """A backward function. Subclasses set ``op_name`` and implement ``backward``."""
 
@@ -263,4 +298,5 @@ class AccumulateGrad(Node):
             raise RuntimeError("leaf variable has been moved into the graph interior")
         # Not after requires_grad_(False) or detach_(), as PyTorch.
         if variable._requires_grad or variable.requires_grad:
-            variable._accumulate_grad(grad, owned)
+            with _GRAD_LOCKS[id(variable) >> 4 & 63]:  # grad_lock(variable), inlined
+                variable._accumulate_grad(grad, owned)

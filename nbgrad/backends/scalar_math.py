@@ -11,6 +11,8 @@ Public API (all plain Python functions, meant to be jitted by the caller)::
     exp_f32, ..., cos_f32 / exp_f64, ..., cos_f64           # fixed dtype
     sin_small, cos_small (+ _f32/_f64), TRIG_SMALL_LIMIT    # |x| <= limit only
     pow(x, y), pow_f32, pow_f64                              # see "pow" below
+    zero(x)                                                  # 0 of x's type
+    sqrt(x)                                                  # math.sqrt, nan below 0
 
 * Generic ``f(x)`` dispatches on the Numba type of ``x`` (float32 / float64;
   integers and bools go through float64, as NumPy does) via ``overload``.
@@ -72,7 +74,7 @@ __all__ = [
     "sigmoid_f32", "sin_f32", "cos_f32",
     "exp_f64", "expm1_f64", "log_f64", "log1p_f64", "tanh_f64",
     "sigmoid_f64", "sin_f64", "cos_f64",
-    "pow", "pow_f32", "pow_f64",
+    "pow", "pow_f32", "pow_f64", "zero", "sqrt",
     "sin_small", "cos_small", "sin_small_f32", "cos_small_f32",
     "sin_small_f64", "cos_small_f64", "TRIG_SMALL_LIMIT",
 ]
@@ -1123,3 +1125,42 @@ def pow(x, y):
 
 
 overload(pow, inline=_on_cpu)(_pow_choose)
+
+
+# zero: masked gradients are ``g if keep else zero(g)``, a select. ``0 * g``
+# is nan for an infinite or nan g, and a literal 0 would widen a float32
+# select to float64.
+def _zero_stub(x):
+    return type(x)(0)       # interpreter only (e.g. the CUDA simulator)
+
+
+def _zero_choose(x):
+    if isinstance(x, types.Float):
+        if x.bitwidth == 32:
+            return lambda x: _ZERO32
+        if x.bitwidth == 64:
+            return lambda x: _ZERO64
+    if isinstance(x, (types.Integer, types.Boolean)):
+        return lambda x: x ^ x      # x - x for integers, False for bools
+    return None
+
+
+def zero(x):
+    """A zero of ``x``'s type (+0.0 for floats): ``g if keep else zero(g)``
+    masks a gradient without ``0 * g``, which is nan for an infinite g."""
+    return _zero_stub(x)
+
+
+overload(_zero_stub, inline=_on_cpu)(_zero_choose)
+overload(zero, inline=_on_cpu)(_zero_choose)
+
+
+# sqrt: Numba's math.sqrt (one instruction, nan below 0). Called from the
+# interpreter (NUMBA_DISABLE_JIT=1, the CUDA simulator) it is NumPy's, since
+# math.sqrt raises ValueError there.
+@_jitable
+def _sqrt(x):
+    return math.sqrt(x)
+
+
+sqrt = _public("sqrt", _sqrt, _sqrt, "Square root; nan for x < 0, as NumPy.")

@@ -349,11 +349,13 @@ class AvgPool2DBackward(Node):
 
     def __init__(self, x, pads, kernel, stride, divisor):
         super().__init__([x])
+        self.save(x)  # as PyTorch: a write into the input, or a second backward, is caught
         self.backend = x._backend
         self.x_shape = x._data.shape
         self.pads, self.kernel, self.stride, self.divisor = pads, kernel, stride, divisor
 
     def backward(self, grad):
+        self.saved_values()
         n, c, h, w = self.x_shape
         top, bottom, left, right = self.pads
         g = grad / self.divisor

@@ -60,7 +60,12 @@ def _bce_logits_grad_x(g, x, y, pw):
 
 
 def _bce_logits_grad_y(g, x, y, pw):
-    return g * ((pw - 1.0) * _softplus_neg(x) - x)
+    # PyTorch's: -g * x without a pos_weight (pw = 1 here), else
+    # g * (log_sigmoid(-x) - pw * log_sigmoid(x)); the shorter
+    # (pw - 1) * softplus(-x) - x is 0 * inf = nan at x = -inf.
+    if pw == 1.0:
+        return -g * x
+    return g * (pw * _softplus_neg(x) - _softplus_neg(-x))
 
 
 def _bce_logits_grad_pw(g, x, y):

@@ -7,8 +7,11 @@ import numpy as np
 from .. import dtypes
 from ..ops.reductions import log_softmax as _log_softmax
 from ..ops.reductions import softmax as _softmax
+from ..ops.table import BY_NAME as _ROWS
 from ..tensor import Tensor
 from . import _conv, _nll, _rows
+
+_where = _ROWS["where"]
 
 _C_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
@@ -411,9 +414,11 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         return nll
     backend = input._backend
     logp2 = _class_last(logp)
-    mask = (host_target.reshape(-1) != ignore_index).astype(input.dtype.numpy)
+    kept = Tensor._wrap(backend.asarray(host_target.reshape(-1) != ignore_index), dtypes.bool_,
+                        backend)
     weighted = logp2 if w is None else logp2 * Tensor._wrap(w, input.dtype, backend)
-    smooth = weighted.sum(1) * Tensor._wrap(backend.asarray(-mask), input.dtype, backend)
+    # Ignored rows are selected away (a product with 0 would turn -inf into NaN), as in PyTorch.
+    smooth = _where(kept, -weighted.sum(1), 0.0)
     if reduction == "none":
         smooth = smooth.reshape(_loss_shape(input, target))
     elif reduction == "sum":

@@ -5,9 +5,11 @@ parameters that require grad), bumps its version once, and returns it.
 Random values come from nbgrad's generator (``nbgrad.manual_seed``).
 """
 import math
+import numbers
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -17,9 +19,19 @@ def _generator():
     return creation._generator
 
 
-def _write(tensor, values):
+def _check(tensor, method):
+    """PyTorch's errors: not a tensor (``tensor.method`` does not exist), or a
+    random fill of a bool or integer tensor."""
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
+        raise AttributeError(f"'{type(tensor).__name__}' object has no attribute '{method}'")
+    kernel = {"uniform_": "check_uniform_bounds", "normal_": "normal_kernel_cpu"}.get(method)
+    if kernel and not tensor.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{tensor.dtype.tensor_type[:-6]}'")
+
+
+def _write(tensor, values):
+    _check(tensor, "copy_")
     with no_grad():
         from ..creation import tensor as make_tensor
         tensor.copy_(make_tensor(np.asarray(values, dtype=tensor.dtype.numpy), dtype=tensor.dtype,
@@ -63,20 +75,34 @@ def _calculate_fan_in_and_fan_out(tensor):
 def _calculate_correct_fan(tensor, mode):
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
 
 def uniform_(tensor, a=0.0, b=1.0):
+    """Fill ``tensor`` with values drawn uniformly from [a, b)."""
+    _check(tensor, "uniform_")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a} > to={b}")
     return _write(tensor, _generator().uniform(a, b, size=tuple(tensor.shape)))
 
 
 def normal_(tensor, mean=0.0, std=1.0):
+    """Fill ``tensor`` with values drawn from N(mean, std**2)."""
+    _check(tensor, "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     return _write(tensor, _generator().normal(mean, std, size=tuple(tensor.shape)))
 
 
 def constant_(tensor, val):
+    """Fill ``tensor`` with ``val`` (refused, as ``fill_``, when the dtype cannot hold it)."""
+    _check(tensor, "fill_")
+    if not isinstance(val, (numbers.Number, np.bool_)):
+        raise TypeError(f"fill_(): argument 'value' must be Number, not {type(val).__name__}")
+    dtypes.check_scalar(val, tensor.dtype)
     return _write(tensor, np.full(tuple(tensor.shape), val))
 
 
@@ -126,6 +152,10 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     """Normal values redrawn until they fall in [a, b]."""
+    _check(tensor, "normal_")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a} > to={b}")
     gen = _generator()
     values = gen.normal(mean, std, size=tuple(tensor.shape))
     bad = (values < a) | (values > b)

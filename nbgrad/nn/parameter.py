@@ -21,6 +21,9 @@ class Parameter(Tensor):
         param = cls._wrap(data._data, data.dtype, data._backend)
         param._version_counter = data._version_counter
         if requires_grad:
+            if not param.dtype.is_floating_point:  # PyTorch's wording for a Parameter
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                                   "gradients")
             param.requires_grad_(True)
         return param
 

@@ -59,6 +59,28 @@ def where(condition, input, other):
     return apply(BY_NAME["where"], (condition, input, other))
 
 
+_NUMBERS = (int, float, np.integer, np.floating)
+
+
+def _with_number_exponents(plain, number):
+    """``plain`` (pow as a method, operator or function), except that a
+    floating tensor (or any tensor to a float power) to the power of a number
+    calls ``number``: the pow_number row, with PyTorch's special cases for
+    pow(Tensor, Scalar) (sqrt, reciprocals, products), in the gradient too."""
+    def pow(self, exponent, *rest):
+        if (isinstance(exponent, _NUMBERS) and not rest and isinstance(self, Tensor)
+                and (self.dtype.is_floating_point or isinstance(exponent, (float, np.floating)))):
+            return number(self, exponent)
+        return plain(self, exponent, *rest)
+    pow.__name__ = pow.__qualname__ = getattr(plain, "__name__", "pow")
+    pow.__doc__ = plain.__doc__
+    return pow
+
+
+pow = _with_number_exponents(BY_NAME["pow"], BY_NAME["pow_number"])  # noqa: A001
+"""``pow(input, exponent)``: elementwise ``input ** exponent``, as ``torch.pow``."""
+
+
 def _operand(other):
     return isinstance(other, (Tensor, numbers.Number, np.bool_))
 
@@ -91,6 +113,11 @@ def _matrix_transpose(self):
 
 def _type(self, dtype=None):
     """The type name (PyTorch's: ``nbgrad.cuda.FloatTensor`` on the GPU), or a cast to ``dtype``."""
+    if isinstance(dtype, str):  # a type name, "nbgrad.DoubleTensor"
+        names = {f"nbgrad.{d.tensor_type}": d for d in dtypes._BY_RANK}
+        if dtype not in names:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = names[dtype]
     if dtype is not None:
         return copying.to(self, dtype)
     return f"nbgrad.{'cuda.' if self.is_cuda else ''}{self.dtype.tensor_type}"
@@ -114,6 +141,13 @@ def _install_tensor_methods():
         setattr(T, f"__r{dunder}__", _reversed(row, dunder))
         setattr(T, f"__i{dunder}__", _augmented(row, dunder))
     T.true_divide = T.div
+    number = BY_NAME["pow_number"]
+    T.pow = _with_number_exponents(T.pow, number)
+    T.__pow__ = _with_number_exponents(T.__pow__, number)
+    T.pow_ = _with_number_exponents(
+        T.pow_, lambda self, e: apply_inplace(number, self, (e,), op_name="pow_"))
+    T.__ipow__ = _with_number_exponents(
+        T.__ipow__, lambda self, e: apply_inplace(number, self, (e,), op_name="__ipow__"))
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         setattr(T, f"__{name}__", _operator(BY_NAME[name], name))
     T.__hash__ = object.__hash__  # defining __eq__ would otherwise remove it
@@ -130,7 +164,7 @@ def _install_tensor_methods():
     T.mT = property(_matrix_transpose)
     T.view_as = lambda self, other: views.view(self, other.shape)
     T.reshape_as = lambda self, other: views.reshape(self, other.shape)
-    T.contiguous = lambda self: self if self.is_contiguous() else copying.clone(self)
+    T.contiguous = copying.contiguous
     for name in ("clone", "to", "copy_", "fill_", "zero_"):
         setattr(T, name, getattr(copying, name))
     T.float = lambda self: copying.to(self, dtypes.float32)
@@ -145,4 +179,4 @@ def _install_tensor_methods():
 
 _install_tensor_methods()
 
-__all__ = ["ElementwiseOp", "FastPath", "elementwise", "clamp", "where", "ROWS"]
+__all__ = ["ElementwiseOp", "FastPath", "elementwise", "clamp", "where", "pow", "ROWS"]

@@ -11,7 +11,7 @@ def broadcast_shapes(*shapes):
         ndim = max(len(result), len(shape))
         a = [1] * (ndim - len(result)) + list(result)
         b = [1] * (ndim - len(shape)) + list(shape)
-        for k in range(ndim):
+        for k in reversed(range(ndim)):  # PyTorch reports the last mismatching dim
             if a[k] != b[k] and a[k] != 1 and b[k] != 1:
                 raise RuntimeError(
                     f"The size of tensor a ({a[k]}) must match the size of tensor b ({b[k]}) "

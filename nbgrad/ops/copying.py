@@ -7,7 +7,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.graph import Node
-from ..backends import for_device
+from ..backends import for_device, layout
 from ..device import device as Device
 from ..tensor import Tensor
 from . import mutation
@@ -38,8 +38,20 @@ def _copy_of(self, data, dtype, op_name):
                            dtype, self._backend)
 
 
+def _clone(self, strides):
+    return _copy_of(self, layout.copy(self._backend, self._data, strides), self.dtype, "Clone")
+
+
 def clone(self):
-    return _copy_of(self, self._backend.copy(self._data), self.dtype, "Clone")
+    """A copy with new memory, taped (the gradient flows back to ``self``). Its
+    layout is PyTorch's preserve_format: ``self``'s strides when dense, else
+    the same order of dimensions, packed."""
+    return _clone(self, layout.preserve_strides(self._data))
+
+
+def contiguous(self):
+    """``self`` when C-contiguous, else a C-contiguous copy, taped as ``clone``."""
+    return self if self.is_contiguous() else _clone(self, None)
 
 
 class ToDeviceBackward(Node):
@@ -69,6 +81,8 @@ def to_arguments(args, kwargs):
             dtype, device = arg.dtype, arg.device
         elif isinstance(arg, (str, Device)):
             device = arg
+        elif isinstance(arg, int) and not isinstance(arg, bool):  # an index: PyTorch's cuda:n
+            device = Device("cuda", arg)
         elif arg is not None:
             dtype = arg
     return (None if device is None else Device(device)), dtypes.to_dtype(dtype), copy
@@ -131,6 +145,8 @@ def fill_(self, value):
                                f"{value.ndim} dimensions.")
     elif not isinstance(value, numbers.Number):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
+    else:
+        dtypes.check_scalar(value, self.dtype)  # before any write: NaN into int64, 2**63, ...
     return _write(BY_NAME["fill"], self, value, "fill_")
 
 

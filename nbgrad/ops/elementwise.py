@@ -15,7 +15,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import _SEQUENCE, Node, SavedTensor, input_meta
+from ..autograd.graph import _SEQUENCE, Node, SavedTensor, SavedValue, input_meta
+from ..backends import layout
 from ..tensor import Tensor
 from . import mutation
 from .broadcasting import broadcast_shapes
@@ -59,13 +60,17 @@ class ElementwiseOp:
     """One row of the op table; calling it applies the op to tensors."""
 
     def __init__(self, name, forward, grads=None, *, result="promote", bool_inputs=(),
-                 domain=(-2.0, 2.0), method=True, title=None, fast_path=None):
+                 domain=(-2.0, 2.0), method=True, title=None, fast_path=None, check=None):
         """``result``: "promote" (PyTorch's promotion), "float" (integer
         results become float32, as for ``div`` and ``exp``), "bool"
         (comparisons) or "self" (the dtype of the first input, for ``copy_``).
         ``bool_inputs`` are masks kept out of promotion. ``domain`` is where
         tests sample inputs. ``method`` adds ``Tensor.<name>``/``<name>_``.
-        ``fast_path``: a ``FastPath`` (cheaper versions for small inputs)."""
+        ``fast_path``: a ``FastPath`` (cheaper versions for small inputs).
+        ``check(args)``: raises PyTorch's error for arguments the op refuses
+        (``-`` on bools), given tensors as their dtypes and numbers as they
+        are; it returns the positions of the numbers whose values it reads
+        (``int_tensor ** -1``), which every call then checks, or None."""
         self.name = name
         self.forward = forward
         self.inputs = tuple(inspect.signature(forward).parameters)
@@ -107,6 +112,7 @@ class ElementwiseOp:
         if fast_path is not None:
             fast_path.validate(self)
         self.fast_path = fast_path
+        self.check = check
 
     def derivative(self, i):
         return self._derivatives[i]
@@ -300,7 +306,9 @@ class ElementwiseBackward(Node):
         for k in spec.saves:
             a = args[k]
             if not isinstance(a, Tensor):  # a number, typed as the kernel will see it
-                saved[k] = np.bool_(a) if k in row.bool_inputs else dtype.numpy.type(a)
+                saved[k] = s = SavedValue(np.bool_(a) if k in row.bool_inputs
+                                          else dtype.numpy.type(a))
+                tensors.append(s)  # freed like a tensor: PyTorch saves it as one
                 continue
             if inplace and k == 0:  # the value before the write, not after it
                 a = Tensor._wrap(backend.copy(a._data), a.dtype, backend)
@@ -366,6 +374,8 @@ def _general_backward(node, grad):
                 a = args[k] = a.unpack()
                 if recipe.cast and a.dtype != recipe.dtype.numpy and k not in recipe.row.bool_inputs:
                     args[k] = recipe.backend.cast(a, recipe.dtype.numpy)
+            else:  # a saved number
+                args[k] = a.unpack()
     out = node.out
     if out.__class__ is SavedTensor:  # SavedTensor.unpack's fast path, inlined
         if out.data is not None and out.counter.value == out.version:
@@ -507,6 +517,8 @@ def _prepare(row, args):
                             f"got {type(a).__name__}")
     if first is None:
         raise TypeError(f"{row.name}(): expected at least one Tensor argument")
+    if row.check is not None:
+        row.check(_kinds(args))
     if row.result == "self":
         dtype = first.dtype
     else:
@@ -529,6 +541,19 @@ def _prepare(row, args):
     return backend, dtype, out_dtype, shape, raw
 
 
+def _kinds(args):
+    """What a row's ``check`` sees: tensors as their dtypes, numbers as they are."""
+    return [a.dtype if isinstance(a, Tensor) else a for a in args]
+
+
+def _checked(check, kinds, k, convert):
+    """``convert`` for the number at ``k``, running ``check`` on its value first."""
+    def checked(value):
+        check(kinds[:k] + [value] + kinds[k + 1:])
+        return convert(value)
+    return checked
+
+
 def _broadcast(backend, raw, shape):
     return [r if isinstance(r, np.generic) or r.shape == shape else backend.broadcast_to(r, shape)
             for r in raw]
@@ -547,7 +572,7 @@ class _Plan:
     it) or a callable (a number, typed as the kernel will see it)."""
 
     __slots__ = ("backend", "dtype", "out_dtype", "out_np", "convert", "plain", "grad_args",
-                 "run", "recipes")
+                 "run", "forward", "recipes")
 
     def __init__(self, row, args):
         backend, dtype, out_dtype, _, _ = _prepare(row, args)  # raises what _prepare raises
@@ -560,6 +585,10 @@ class _Plan:
                 convert.append(dtype.numpy if cast else None)
             else:
                 convert.append(np.bool_ if k in row.bool_inputs else dtype.numpy.type)
+        if row.check is not None:  # numbers whose value the check reads: checked on every call
+            kinds = _kinds(args)
+            for k in row.check(kinds) or ():
+                convert[k] = _checked(row.check, kinds, k, convert[k])
         self.convert = tuple(convert)
         self.plain = all(c is None for c in convert)  # tensors only, none cast
         self.grad_args = tuple(i for i in row.differentiable if isinstance(args[i], Tensor))
@@ -575,13 +604,14 @@ class _Plan:
             forward = make(row, kinds)
             new = getattr(forward, "new", None)
             if new is not None:
-                self.run = new
+                self.run, self.forward = new, forward
                 return
         else:
             plain = backend.elementwise_forward
 
             def forward(out, raw):
                 plain(row, out, raw)
+        self.forward = forward  # into an ``out`` of any layout (_strided_output)
         empty = backend.empty
 
         def run(shape, dtype, raw):
@@ -676,7 +706,14 @@ def apply(row, args):
         args = _cpu_scalars_moved(args)
         plan = _plan_for(row, args)
         raw, shape = _raw_arguments(plan, args)
-    out = plan.run(shape, plan.out_np, raw)
+    out = None
+    if len(shape) > 1:  # (a loop, not a generator: this runs on every general call)
+        for a in args:
+            if isinstance(a, Tensor) and not a._data.flags.c_contiguous:
+                out = _strided_output(plan, shape, args, raw)
+                break
+    if out is None:
+        out = plan.run(shape, plan.out_np, raw)
     node = None
     if _grad_state.enabled:
         for i in plan.grad_args:
@@ -704,6 +741,18 @@ def apply(row, args):
 _new = object.__new__
 
 
+def _strided_output(plan, shape, args, raw):
+    """The op's result in the layout PyTorch's TensorIterator gives it when
+    an input is not C-contiguous: it follows the inputs' strides."""
+    arrays = [a._data for a in args if isinstance(a, Tensor)]
+    strides = layout.elementwise_strides(shape, arrays, numbers=len(arrays) < len(args))
+    if strides is None:
+        return plan.run(shape, plan.out_np, raw)
+    out = layout.empty(plan.backend, shape, strides, plan.out_np)
+    plan.forward(out, raw)
+    return out
+
+
 def _cpu_scalars_moved(args, first=0):
     """As PyTorch's TensorIterator, a 0-d CPU tensor may join an op on the GPU
     (as a scalar): here it is copied there, taped, so its gradient comes back
@@ -727,7 +776,10 @@ def apply_inplace(row, self, args, op_name=None):
         raise TypeError(f"{row.name}_(): self must be a Tensor, not {type(self).__name__}")
     others_require_grad = any(isinstance(args[i - 1], Tensor) and args[i - 1].requires_grad
                               for i in row.differentiable if 0 < i <= len(args))
-    mutation.check_inplace(self, others_require_grad)  # PyTorch's order: before shapes and dtypes
+    # PyTorch's order: before shapes and dtypes. fill_/zero_ with a number may
+    # write into an expanded tensor (every element gets the one value).
+    filling = op_name in ("fill_", "zero_") and not isinstance(args[0], Tensor)
+    mutation.check_inplace(self, others_require_grad, internal=not filling)
     args = _cpu_scalars_moved((self, *args), first=1)
     backend, dtype, out_dtype, shape, raw = _prepare(row, args)
     if shape != self._data.shape:
@@ -738,7 +790,7 @@ def apply_inplace(row, self, args, op_name=None):
                            f"desired output type {_TYPE_NAMES[self.dtype.name]}")
     out = self._data
     for a in args[1:]:  # the very same memory is fine (x.mul_(x)); a shifted overlap is not
-        if isinstance(a, Tensor):
+        if isinstance(a, Tensor) and row.name != "fill":  # fill_ reads its value first
             mutation.check_no_partial_overlap(backend, out, a._data)
     raw = _broadcast(backend, raw, shape)
     # A named method (zero_, fill_) names its node as PyTorch does; operators keep the row's.

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..autograd.graph import Node
+from ..autograd.graph import Node, SavedValue
 from ..backends import backend_of
 from ..tensor import Tensor
 from . import copying, mutation, views
@@ -40,9 +40,16 @@ def _as_key(self, key):
                 raise ValueError("step must be greater than zero")
         elif isinstance(item, (list, np.ndarray)) or isinstance(item, (bool, np.bool_)):
             item = np.asarray(item)
-            if item.dtype.kind == "f":
+            if item.dtype.kind == "f" and item.size == 0:
+                item = item.astype(np.int64)  # [] has no dtype: PyTorch reads it as indices
+            elif item.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            elif item.dtype.kind in "US":  # PyTorch reads a list as a tensor's data
+                kind = "str" if item.dtype.kind == "U" else "bytes"
+                raise TypeError(f"new(): invalid data type '{kind}'")
             basic = False
+        elif isinstance(item, (str, bytes)):  # as PyTorch, which reads it as a tensor's data
+            raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
         elif not (item is None or item is Ellipsis or isinstance(item, numbers.Integral)):
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                              f"Variables are valid indices (got {type(item).__name__})")
@@ -139,32 +146,35 @@ def _index_error(error):
 
 
 class IndexBackward(Node):
-    __slots__ = ("key", "shape")
+    __slots__ = ("shape",)
     op_name = "Index"
 
     def __init__(self, source, key):
         super().__init__([source])
-        self.key, self.shape = key, source._data.shape
+        self.saved = (SavedValue(key),)  # its index arrays: freed after backward, as PyTorch's
+        self.shape = source._data.shape
 
     def backward(self, grad):
+        (key,) = self.saved_values()
         backend = backend_of(grad)
         out = backend.zeros(self.shape, grad.dtype)
-        backend.add_at(out, self.key, grad)
+        backend.add_at(out, key, grad)
         return [out]
 
 
 class IndexPutBackward(Node):
-    __slots__ = ("key",)
+    __slots__ = ()
     op_name = "IndexPut"
 
     def __init__(self, target, value, key):
         super().__init__([target, value])
-        self.key = key
+        self.saved = (SavedValue(key),)  # as IndexBackward's
 
     def backward(self, grad):
+        (key,) = self.saved_values()
         grad_target = grad.copy()
-        grad_target[self.key] = 0
-        return [grad_target, grad[self.key]]
+        grad_target[key] = 0
+        return [grad_target, grad[key]]
 
 
 def _split_key(key):
@@ -287,6 +297,10 @@ def setitem(self, key, value):
         pass
     elif not isinstance(value, (numbers.Number, np.bool_)) or isinstance(value, complex):
         raise TypeError(f"can't assign a {type(value).__name__} to a nbgrad.{self.dtype.tensor_type}")
+    elif isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # any dtype, as PyTorch
+        raise ValueError("Overflow when unpacking long long")
+    else:
+        dtypes.check_scalar(value, self.dtype)  # NaN into int64, 1e300 into float32: refused
     if isinstance(key, (bool, np.bool_)):
         if not key:
             return  # PyTorch writes nothing (and counts no write) for x[False] = v
@@ -310,7 +324,7 @@ def setitem(self, key, value):
                 value = _strip_leading_ones(value)
                 with grad_mode.no_grad():
                     views.expand(value, target.shape)  # PyTorch's size check and message
-        if isinstance(value, Tensor):
+        if row is BY_NAME["copy"]:  # fill_ reads its 0-d value before writing (no check)
             mutation.check_no_partial_overlap(self._backend, target._data, value._data)
         if self.dtype.is_floating_point:
             apply_inplace(row, target, (value,), op_name="__setitem__")
@@ -336,7 +350,7 @@ def setitem(self, key, value):
         except ValueError:
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(raw.shape)} cannot be "
                                f"broadcast to indexing result of shape {list(region_shape)}") from None
-        mutation.check_no_partial_overlap(backend, target._data, raw)
+        mutation.check_no_overlap(backend, target._data, raw)  # index_put_'s check
         if backend.may_share_memory(raw, target._data):
             raw = raw.copy()  # read the value before the write
     else:

@@ -3,6 +3,7 @@ import collections
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..tensor import Tensor
@@ -166,6 +167,16 @@ def _plan(a, b):
     return "UnsafeView"
 
 
+def _bool_kernel_name(a, b, op_name):
+    """The CPU kernel PyTorch's matmul reaches for these operands (named in its refusal)."""
+    if op_name in ("Dot", "Mv"):
+        return "dot" if op_name == "Dot" else "addmv_impl_cpu"
+    if op_name == "UnsafeView" and not _should_fold(_operand(a), _operand(b)):
+        return "bmm"
+    return "addmv_impl_cpu" if min(a.ndim, b.ndim) == 1 and op_name == "UnsafeView" \
+        else "addmm_impl_cpu_"
+
+
 def matmul(a, b):
     for k, (arg, t) in enumerate((("input", a), ("other", b))):
         if not isinstance(t, Tensor):
@@ -177,6 +188,9 @@ def matmul(a, b):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")
     op_name = _plan(_operand(a), _operand(b))
+    if a.dtype is dtypes.bool_:  # PyTorch has no bool kernel: the one it would dispatch to refuses
+        raise NotImplementedError(f'"{_bool_kernel_name(a, b, op_name)}" not implemented for '
+                                  "'Bool'")
     # A vector is a matrix with one row (left) or one column (right), squeezed after.
     a_data = a._data.reshape(1, -1) if a.ndim == 1 else a._data
     b_data = b._data.reshape(-1, 1) if b.ndim == 1 else b._data

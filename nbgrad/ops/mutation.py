@@ -5,11 +5,15 @@ from ..autograd.graph import _SECOND_BACKWARD, Node
 from ..tensor import no_grad_view_error
 
 
-def check_inplace(self, others_require_grad):
+def check_inplace(self, others_require_grad, internal=True):
     """Raise, before anything changes, if writing into ``self`` would corrupt
-    autograd state. Mirrors PyTorch's check_inplace."""
+    autograd state. Mirrors PyTorch's check_inplace. ``internal``: also refuse
+    a ``self`` whose elements share memory (PyTorch's fill_ with a number
+    does not ask: every element gets the one value)."""
     data = self._data
-    if data.ndim and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
+    # An empty tensor has no element to write twice (NumPy may give it stride 0).
+    if internal and data.ndim and data.size and any(
+            s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation.")
@@ -41,18 +45,34 @@ def _dense(a):
     return True
 
 
+def _overlap(backend, dst, src):
+    """PyTorch's get_overlap_status for raw arrays of ``backend``: "full" (the
+    very same elements), "partial", or None (disjoint, or too hard to tell:
+    one of them is not dense)."""
+    if dst.size == 0 or src.size == 0 or not (_dense(dst) and _dense(src)):
+        return None
+    if not backend.may_share_memory(dst, src):
+        return None
+    a, b = backend.data_pointer(dst), backend.data_pointer(src)
+    if a == b and dst.nbytes == src.nbytes:
+        return "full" if dst.strides == src.strides else "partial"
+    if a < b + src.nbytes and b < a + dst.nbytes:
+        return "partial"
+    return None
+
+
 def check_no_partial_overlap(backend, dst, src):
     """PyTorch's assert_no_partial_overlap for a write of ``src`` into ``dst``
     (raw arrays of ``backend``): refused when both are dense and their memory
     ranges overlap without being the very same elements."""
-    if dst.size == 0 or src.size == 0 or not (_dense(dst) and _dense(src)):
-        return
-    if not backend.may_share_memory(dst, src):
-        return
-    a, b = backend.data_pointer(dst), backend.data_pointer(src)
-    if a == b and dst.nbytes == src.nbytes and dst.strides == src.strides:
-        return  # the same memory: a full overlap is allowed
-    if a < b + src.nbytes and b < a + dst.nbytes:
+    if _overlap(backend, dst, src) == "partial":
+        raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def check_no_overlap(backend, dst, src):
+    """PyTorch's assert_no_overlap (index_put_): as ``check_no_partial_overlap``,
+    and the very same elements are refused too."""
+    if _overlap(backend, dst, src) is not None:
         raise RuntimeError(_PARTIAL_OVERLAP)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..autograd.graph import Node, SavedTensor
+from ..autograd.graph import Node, SavedTensor, SavedValue
 from ..backends import backend_of
 from ..tensor import Tensor
 from . import _softmax_rows as _rows
@@ -28,12 +28,28 @@ def _return_type(name):
 MaxResult, MinResult = _return_type("max"), _return_type("min")
 
 
-def _axes(self, dim):
-    """Reduced axes; ``None`` and an empty tuple mean all of them, as in PyTorch."""
+def _check_keepdim(keepdim, fn):
+    if type(keepdim) is not bool:  # PyTorch refuses even 0, 1 and NumPy bools
+        raise TypeError(f"{fn}(): argument 'keepdim' must be bool, not "
+                        f"{dtypes.type_name(keepdim)}")
+
+
+def _axes(self, dim, fn="sum", keepdim=False):
+    """Reduced axes; ``None`` and an empty tuple mean all of them, as in PyTorch.
+    ``dim`` and ``keepdim`` are checked here for every reduction ``fn``."""
+    _check_keepdim(keepdim, fn)
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if dim is None or not dims:
         return tuple(range(self.ndim))
-    axes = tuple(sorted(self._dim(d) for d in dims))
+    for k, d in enumerate(dims):
+        if isinstance(d, bool) or not hasattr(d, "__index__"):
+            if dims is dim:
+                raise TypeError(f"{fn}(): argument 'dim' failed to unpack the object at pos "
+                                f"{k + 1} with error \"type must be tuple of ints,but got "
+                                f"{dtypes.type_name(d)}\"")
+            raise TypeError(f"{fn}(): argument 'dim' must be int or tuple of ints, not "
+                            f"{dtypes.type_name(d)}")
+    axes = tuple(sorted(self._dim(d, fn) for d in dims))
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
     return axes if self.ndim else ()
@@ -70,8 +86,12 @@ class MeanBackward(SumBackward):
 
 
 def sum(self, dim=None, keepdim=False, dtype=None):
-    axes = _axes(self, dim)
-    dtype = dtypes.to_dtype(dtype) or (self.dtype if self.dtype.is_floating_point else dtypes.int64)
+    """sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
+
+    The sum over ``dim`` (an int or a tuple of ints; all dims when None)."""
+    axes = _axes(self, dim, "sum", keepdim)
+    dtype = dtypes.to_dtype(dtype, "sum") or (
+        self.dtype if self.dtype.is_floating_point else dtypes.int64)
     data = self._backend.reduce_sum(self._data, axes, keepdim, dtype.numpy)
     node = SumBackward(self, axes) if _recording(self) and dtype.is_floating_point else None
     return Tensor._from_op(data, node, dtype, self._backend)
@@ -79,11 +99,11 @@ def sum(self, dim=None, keepdim=False, dtype=None):
 
 def mean(self, dim=None, keepdim=False, dtype=None):
     which = "Input" if dtype is None else "Optional"
-    dtype = dtypes.to_dtype(dtype) or self.dtype
+    axes = _axes(self, dim, "mean", keepdim)
+    dtype = dtypes.to_dtype(dtype, "mean") or self.dtype
     if not dtype.is_floating_point:
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a "
                            f"floating point or complex dtype. Got: {dtype.tensor_type[:-6]}")
-    axes = _axes(self, dim)
     backend = self._backend
     count = int(np.prod([self._data.shape[a] for a in axes]))
     data = backend.reduce_sum(self._data, axes, keepdim, dtype.numpy)
@@ -131,11 +151,12 @@ class ExtremumBackward(Node):
 class ExtremumDimBackward(Node):
     """max/min along a dim: the gradient goes to the selected index."""
 
-    __slots__ = ("indices", "dim", "shape", "keepdim", "_op_name")
+    __slots__ = ("dim", "shape", "keepdim", "_op_name")
 
     def __init__(self, source, indices, dim, keepdim, op_name):
         super().__init__([source])
-        self.indices, self.dim, self.keepdim = indices, dim, keepdim
+        self.saved = (SavedValue(indices),)  # freed after backward, as PyTorch's
+        self.dim, self.keepdim = dim, keepdim
         self.shape = source._data.shape
         self._op_name = op_name
 
@@ -144,10 +165,11 @@ class ExtremumDimBackward(Node):
         return self._op_name
 
     def backward(self, grad):
+        (indices,) = self.saved_values()
         if not self.shape:  # a 0-d input: its only element was selected
             return [grad.reshape(())]
         backend = backend_of(grad)
-        indices = self.indices if self.keepdim else backend.expand_dims(self.indices, self.dim)
+        indices = indices if self.keepdim else backend.expand_dims(indices, self.dim)
         grad = grad if self.keepdim else backend.expand_dims(grad, self.dim)
         out = backend.zeros(self.shape, grad.dtype)
         backend.put_along_axis(out, indices, grad, self.dim)
@@ -168,6 +190,7 @@ def _empty_reduction_check(self, dim, name):
 def _extremum(self, dim, keepdim, op_name):
     backend = self._backend
     reduce = backend.reduce_max if op_name == "Max" else backend.reduce_min
+    _check_keepdim(keepdim, op_name.lower())
     if dim is None:
         _empty_reduction_check(self, None, op_name.lower())
         out = Tensor._wrap(reduce(self._data, None, False), self.dtype, backend)
@@ -176,7 +199,7 @@ def _extremum(self, dim, keepdim, op_name):
         return out
     if isinstance(dim, (tuple, list)) or not isinstance(dim, numbers.Integral):
         raise TypeError(f"{op_name.lower()}(): argument 'dim' must be int, not {type(dim).__name__}")
-    axis = self._dim(dim)
+    axis = self._dim(dim, op_name.lower())
     _empty_reduction_check(self, axis, op_name.lower())
     source = self._data if self.ndim else self._data.reshape(1)
     extremum = backend.max_with_indices if op_name == "Max" else backend.min_with_indices
@@ -199,10 +222,12 @@ def min(self, dim=None, keepdim=False):
 
 
 def _amax(self, dim, keepdim, op_name):
+    axes = _axes(self, dim, op_name.lower(), keepdim)
     _empty_reduction_check(self, dim, op_name.lower())
-    axes = _axes(self, dim)
     reduce = self._backend.reduce_max if op_name == "Amax" else self._backend.reduce_min
-    out = Tensor._wrap(reduce(self._data, axes, keepdim), self.dtype, self._backend)
+    # PyTorch's amax/amin keep the first of tied zeros (its max() the last).
+    out = Tensor._wrap(reduce(self._data, axes, keepdim, zero_ties="first"), self.dtype,
+                       self._backend)
     if _recording(self):
         out._grad_fn = ExtremumBackward(self, out, op_name, axes)
     return out
@@ -236,7 +261,7 @@ class SoftmaxBackward(Node):
     def _run(self, kernel, grad, y):
         if self.dim is None:  # a 0-d input, computed as one element (as in the forward)
             return kernel(grad.reshape(1), y.reshape(1), 0).reshape(())
-        return kernel(grad, y, self.dim)
+        return backend_of(grad).ascontiguous(kernel(grad, y, self.dim))  # as PyTorch's
 
 
 class LogSoftmaxBackward(SoftmaxBackward):
@@ -254,9 +279,9 @@ def _softmax(self, dim, dtype, log):
     name = "log_softmax" if log else "softmax"
     if dim is None:
         raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-    dtype = dtypes.to_dtype(dtype) or self.dtype
-    axis = self._dim(dim)
-    if not dtype.is_floating_point:
+    dtype = dtypes.to_dtype(dtype, name) or self.dtype
+    axis = self._dim(dim, name)
+    if not dtype.is_floating_point and self._data.size:  # PyTorch's kernel is never reached when empty
         kernel = "lastdim_kernel_impl" if axis == builtins.max(self.ndim - 1, 0) else "kernel_impl"
         raise NotImplementedError(f'"{name}_{kernel}" not implemented for \'{dtype.tensor_type[:-6]}\'')
     backend = self._backend
@@ -268,7 +293,7 @@ def _softmax(self, dim, dtype, log):
         data = (_rows.log_softmax if log else _rows.softmax)(x)
     else:
         data = (backend.log_softmax if log else backend.softmax)(x, axis)
-    data = data.reshape(self._data.shape)
+    data = backend.ascontiguous(data.reshape(self._data.shape))  # PyTorch's are, whatever x's
     node = None
     if _recording(self):
         node = (LogSoftmaxBackward if log else SoftmaxBackward)(self, axis if self.ndim else None)

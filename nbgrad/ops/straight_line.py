@@ -7,15 +7,16 @@ kernel. For those calls this module generates, per row, the Tensor method and
 operators themselves with nothing generic left in them: one dict hit for the
 kernel, the output allocated, the kernel called, and the node's edges and
 saved values written out for that row and for which inputs need a gradient.
-Every other call (broadcasting, casts, views, 0-d or more than MAX_NDIM
-dimensions, large arrays, another backend) goes to the general path,
+Every other call (broadcasting, casts, views, inputs of two or more
+dimensions that are not C-contiguous, 0-d or more than MAX_NDIM dimensions,
+large arrays, another backend) goes to the general path,
 ``elementwise.apply``, which this must match exactly
 (tests/ops/test_straight_line.py runs every row both ways).
 """
 import weakref
 
 from ..autograd.grad_mode import _state as grad_state
-from ..autograd.graph import _SEQUENCE, SavedTensor, input_meta, metas_for
+from ..autograd.graph import _SEQUENCE, SavedTensor, SavedValue, input_meta, metas_for
 from ..autograd.version_counter import VersionCounter
 from ..tensor import Tensor
 from .elementwise import STRAIGHT_MAX_NDIM as MAX_NDIM
@@ -112,10 +113,13 @@ def _node_lines(row, kinds, first):
         spec = row._spec_for_mask(mask)
         tensors = [k for k in spec.saves if kinds[k] == "a"]
         branch = [line for k in tensors for line in _save_input_lines(k)]
-        # A saved number is kept as the kernel sees it (ElementwiseBackward.record's rule).
+        # A saved number is kept as the kernel sees it, in a SavedValue
+        # (ElementwiseBackward.record's rule).
+        for k in spec.saves:
+            if kinds[k] != "a":
+                branch += [f"s{k} = new(SavedValue)", f"s{k}.data = v{k}"]
         branch.append("node.args = (" + "".join(
-            "None, " if k not in spec.saves else f"s{k}, " if kinds[k] == "a" else f"v{k}, "
-            for k in inputs) + ")")
+            "None, " if k not in spec.saves else f"s{k}, " for k in inputs) + ")")
         if spec.saves_out:  # SavedTensor(result, recipe.title), inlined: result gets vc
             branch += ["s = new(SavedTensor)",
                        "s.data = out",
@@ -126,7 +130,7 @@ def _node_lines(row, kinds, first):
                        "node.out = s"]
         else:
             branch.append("node.out = False")
-        branch.append("node.saved = (" + "".join(f"s{k}, " for k in tensors)
+        branch.append("node.saved = (" + "".join(f"s{k}, " for k in spec.saves)
                       + ("s, " if spec.saves_out else "") + ")")
         branches.append((mask, branch))
     for i, (mask, branch) in enumerate(branches):
@@ -158,7 +162,10 @@ def _branch(row, kinds):
         f"data = x{first}._data",
         "shape = data.shape",
         "ndim = len(shape)",
-        "if " + " and ".join(same + ["0 < ndim <= MAX_NDIM"]) + ":",
+        # More than one dimension: C-contiguous inputs only, whose result is
+        # C-contiguous too (apply gives others the layout PyTorch does).
+        "if " + " and ".join(same + ["0 < ndim <= MAX_NDIM", "(ndim == 1 or " + " and ".join(
+            f"x{k}._data.flags.c_contiguous" for k in tensors) + ")"]) + ":",
         f"    entry = entries_{kinds}.get(dtype, MISSING)",
         "    if entry is MISSING:",
         f"        entry = make_entry(row, ({''.join(f'x{k}, ' for k in range(len(kinds)))}), "
@@ -214,7 +221,8 @@ def _compile(row, name, header, prologue, all_kinds, self_at, fallback, **extra)
         "Tensor": Tensor, "row": row, "apply": apply, "make_entry": _entry, "MISSING": _MISSING,
         "grad_state": grad_state, "_recipe": _recipe, "new": object.__new__,
         "input_meta": input_meta, "next_sequence": _SEQUENCE.__next__,
-        "SavedTensor": SavedTensor, "VersionCounter": VersionCounter, "weak_ref": weakref.ref,
+        "SavedTensor": SavedTensor, "SavedValue": SavedValue, "VersionCounter": VersionCounter,
+        "weak_ref": weakref.ref,
         "MAX_NDIM": MAX_NDIM, "load_kernel": _load_kernel,
         **{f"entries_{kinds}": row._straight_entries.setdefault(kinds, {})
            for kinds in all_kinds},

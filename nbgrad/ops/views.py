@@ -1,6 +1,7 @@
 """Shape ops. Those that PyTorch makes views share memory and the version
 counter with their base; each records how to re-derive itself from the base
 (``view_fn``) so in-place writes through views can rebase history."""
+import math
 import numbers
 
 import numpy as np
@@ -28,6 +29,28 @@ class ShapeBackward(Node):
         return [self.inverse(grad)]
 
 
+class _ChainedView:
+    """The ``view_fn`` of a view of a view: the parent's, then one more step.
+    Called in a loop rather than as nested calls, so that replaying a deep
+    chain of views (any depth works in PyTorch) cannot exhaust the stack."""
+
+    __slots__ = ("parent", "step")
+
+    def __init__(self, parent, step):
+        self.parent, self.step = parent, step
+
+    def __call__(self, a):
+        steps = []
+        fn = self
+        while fn.__class__ is _ChainedView:
+            steps.append(fn.step)
+            fn = fn.parent
+        a = fn(a)
+        for step in reversed(steps):
+            a = step(a)
+        return a
+
+
 def make_view(self, op_name, view_fn, inverse):
     """A tensor over ``view_fn(self's array)`` sharing storage and version counter."""
     out = Tensor._wrap(view_fn(self._data), self.dtype, self._backend)
@@ -36,8 +59,7 @@ def make_view(self, op_name, view_fn, inverse):
     if self._base is None:
         out._base, out._view_fn = self, view_fn
     else:
-        parent_fn = self._view_fn
-        out._base, out._view_fn = self._base, lambda a: view_fn(parent_fn(a))
+        out._base, out._view_fn = self._base, _ChainedView(self._view_fn, view_fn)
     recording = grad_mode.is_grad_enabled()
     out._view_no_grad = not recording or self._view_no_grad  # CreationMeta.NO_GRAD_MODE
     if recording and self.requires_grad:
@@ -123,7 +145,8 @@ def flatten(self, start_dim=0, end_dim=-1):
     if start == end:
         return self
     shape = self.shape
-    return reshape(self, shape[:start] + (-1,) + shape[end + 1:])
+    # The product, not -1: with a size-0 dimension elsewhere, -1 would be ambiguous.
+    return reshape(self, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
 def permute(self, *dims):

@@ -666,3 +666,37 @@ def test_pow_float32_loop_vectorizes():
     assert re.search(r"<\d+ x float>", ir) and re.search(r"<\d+ x double>", ir)
     assert not LIBM.search(ir)
     assert "gather" not in ir
+
+
+# --------------------------------------------------------------------------
+# zero: the masked branch of a gradient
+# --------------------------------------------------------------------------
+@numba.njit(error_model="numpy")
+def _masked(g, x, out):
+    for i in range(g.shape[0]):
+        out[i] = g[i] if x[i] > 0 else sm.zero(g[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_zero_masks_an_infinite_gradient_and_keeps_its_type(dtype):
+    g = np.array([INF, NAN, -INF, 2.0], dtype)
+    out = np.empty_like(g)
+    _masked(g, np.array([-1.0, -1.0, 1.0, -1.0], dtype), out)
+    assert out.tolist() == [0.0, 0.0, -INF, 0.0] and not np.signbit(out[[0, 1, 3]]).any()
+    sig = [s for s in _masked.signatures if s[0].dtype == numba.from_dtype(dtype)][0]
+    ir = _masked.inspect_llvm(sig)
+    scalar = "float" if dtype == np.float32 else "double"
+    assert re.search(rf"<\d+ x {scalar}>", ir), "the select did not vectorize"
+    if dtype == np.float32:
+        assert "double" not in ir                       # no widening to float64
+
+
+def test_zero_of_integers_bools_and_in_the_interpreter():
+    @numba.njit
+    def zeros(i, b, f):
+        return sm.zero(i), sm.zero(b), sm.zero(f)
+    assert zeros(np.int64(7), True, np.float32(-3)) == (0, False, 0.0)
+    assert zeros.nopython_signatures[0].return_type == numba.types.Tuple(
+        (numba.int64, numba.boolean, numba.float32))
+    z = sm.zero(np.float32(-INF))                      # interpreter (the CUDA simulator)
+    assert z == 0 and type(z) is np.float32 and not np.signbit(z)

@@ -81,3 +81,35 @@ def test_fan_errors_match_torch():
     assert str(actual.value) == str(expected.value)
     with pytest.raises(ValueError, match="Mode fan_avg not supported"):
         init.kaiming_uniform_(_param(2, 2), mode="fan_avg")
+
+
+INT_INITS = [
+    ("uniform_", lambda I, t: I.uniform_(t)),
+    ("normal_", lambda I, t: I.normal_(t)),
+    ("trunc_normal_", lambda I, t: I.trunc_normal_(t)),
+    ("xavier_uniform_", lambda I, t: I.xavier_uniform_(t)),
+    ("xavier_normal_", lambda I, t: I.xavier_normal_(t)),
+    ("kaiming_uniform_", lambda I, t: I.kaiming_uniform_(t)),
+    ("kaiming_normal_", lambda I, t: I.kaiming_normal_(t)),
+    ("constant_", lambda I, t: I.constant_(t, 2)),
+    ("constant_-float", lambda I, t: I.constant_(t, 1.5)),
+    ("zeros_", lambda I, t: I.zeros_(t)),
+    ("ones_", lambda I, t: I.ones_(t)),
+    ("eye_", lambda I, t: I.eye_(t)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+@pytest.mark.parametrize("fill", [c[1] for c in INT_INITS], ids=[c[0] for c in INT_INITS])
+def test_inits_of_integer_and_bool_tensors_match_torch(fill, dtype):
+    """Random inits refuse integer and bool tensors (PyTorch's NotImplementedError,
+    before anything is written); deterministic ones fill them."""
+    results = {}
+    for lib, module in ((torch, torch.nn.init), (nbgrad, init)):
+        t = lib.full((3, 3), 7, dtype=getattr(lib, dtype))
+        try:
+            fill(module, t)
+            results[lib] = ("filled", t.numpy().tolist(), t._version)
+        except NotImplementedError as error:
+            results[lib] = ("raised", str(error), t.numpy().tolist(), t._version)
+    assert results[nbgrad] == results[torch]

@@ -83,6 +83,21 @@ def test_cross_entropy_all_ignored_mean_is_nan_like_torch():
     assert np.isnan(out.item()) and np.isnan(expected.item())
 
 
+def test_label_smoothing_selects_away_an_ignored_row_holding_minus_inf():
+    # The ignored row's smoothing term is log_softmax = -inf: masked by a select, not a product.
+    x = np.array([[0.0, -np.inf], [1.0, 2.0]])
+    results = []
+    for lib in (nbgrad, torch):
+        t = lib.tensor(x, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(t, lib.tensor([-100, 1]), label_smoothing=0.1,
+                                               reduction="none")
+        loss.sum().backward()
+        results.append((loss.detach().numpy(), t.grad.numpy()))
+    (loss, grad), (expected_loss, expected_grad) = results
+    np.testing.assert_allclose(loss, expected_loss, rtol=1e-12)
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-12)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_nll_loss_matches_torch(dtype, reduction):
@@ -114,6 +129,20 @@ def test_bce_with_logits_gradcheck_all_inputs():
     pw = nbgrad.tensor(rng.uniform(0.5, 2, 2), requires_grad=True)
     assert gradcheck(lambda a, b, c: F.binary_cross_entropy_with_logits(a, b, pos_weight=c),
                      (x, y, pw))
+
+
+@pytest.mark.parametrize("pos_weight", [None, 2.0], ids=["no-pos-weight", "pos-weight"])
+def test_bce_with_logits_target_gradient_at_infinite_logits_matches_torch(pos_weight):
+    """d loss / d target is -x (PyTorch's formula): inf at x = -inf, not 0 * inf = nan."""
+    grads = {}
+    for lib in (nbgrad, torch):
+        x = lib.tensor([-float("inf"), float("inf"), -3.0, 0.5])
+        y = lib.tensor([0.25, 0.5, 1.0, 0.0], requires_grad=True)
+        kw = {} if pos_weight is None else {"pos_weight": lib.full((4,), pos_weight)}
+        lib.nn.functional.binary_cross_entropy_with_logits(x, y, reduction="sum", **kw).backward()
+        grads[lib] = y.grad.numpy()
+    np.testing.assert_allclose(grads[nbgrad], grads[torch], rtol=1e-6)
+    assert not np.isnan(grads[nbgrad]).any()
 
 
 @pytest.mark.parametrize("input_shape,target", [

@@ -106,12 +106,19 @@ def test_pool_padding_limit_matches_torch():
     assert str(actual.value) == str(expected.value)
 
 
-def test_max_pool2d_saved_input_modified_in_place_is_caught():
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_pool_saved_input_modified_in_place_is_caught(pool):
+    # As PyTorch, both save their input (so a second backward is refused too).
     x = nbgrad.randn(1, 1, 4, 4, requires_grad=True)
     h = x * 1
-    out = F.max_pool2d(h, 2)
+    out = getattr(F, pool)(h, 2)
     h.relu_()
-    with pytest.raises(RuntimeError, match="relu_"):
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.* relu_\(\)"):
+        out.sum().backward()
+    th = torch.randn(1, 1, 4, 4, requires_grad=True) * 1
+    out = getattr(torch.nn.functional, pool)(th, 2)
+    th.relu_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.sum().backward()
 
 

@@ -19,6 +19,36 @@ VALUES = np.array([[1.75, -1.75, 0.0], [2.5, -0.25, 3.0]])
 
 
 # ------------------------------------------------------------------ clone
+CLONE_LAYOUTS = [
+    ("contiguous", lambda L: L.tensor(VALUES)),
+    ("transposed", lambda L: L.tensor(VALUES).t()),
+    ("permuted", lambda L: L.tensor(np.arange(24.0).reshape(2, 3, 4)).permute(2, 0, 1)),
+    ("stepped", lambda L: L.tensor(np.arange(24.0).reshape(3, 8))[:, ::2]),
+    ("stepped-transposed", lambda L: L.tensor(np.arange(24.0).reshape(8, 3))[::2].t()),
+    ("expanded", lambda L: L.tensor(VALUES)[:, :1].expand(2, 4)),
+    ("size-1-dims", lambda L: L.tensor(VALUES).t()[:, :1]),
+]
+
+
+@pytest.mark.parametrize("make", [c[1] for c in CLONE_LAYOUTS], ids=[c[0] for c in CLONE_LAYOUTS])
+def test_clone_preserves_the_layout_like_torch(make):
+    """memory_format=torch.preserve_format: a dense tensor's strides exactly,
+    else its order of dimensions, packed; the gradient reaches a dense leaf in
+    the leaf's layout."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = make(lib).detach().requires_grad_()
+        y = x.clone()
+        w = lib.tensor(np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape)))
+        (y * w).sum().backward()
+        results.append((y, x.grad))
+    (y, g), (ty, tg) = results
+    assert y.stride() == ty.stride()
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    assert g.stride() == tg.stride()
+    np.testing.assert_array_equal(g.numpy(), tg.numpy())
+
+
 def test_clone_is_a_taped_copy_with_new_storage():
     results = []
     for lib in (nbgrad, torch):

@@ -294,6 +294,45 @@ def test_derivative_reading_an_unknown_name_is_refused():
     assert "['a', 'g', 'out']" in message
 
 
+def _scale_check(args):
+    """Refuses bool tensors, and negative scales (a value: checked per call)."""
+    _scale_check.seen.append(args)
+    if args[0] is nbgrad.bool:
+        raise TypeError("scaled: not for bools")
+    if not isinstance(args[1], nbgrad.dtypes.dtype):
+        if args[1] < 0:
+            raise ValueError("scaled: the scale must be >= 0")
+        return (1,)
+    return None
+
+
+_scale_check.seen = []
+scaled = nbgrad.elementwise("scaled", lambda a, s: a * s, grads={"a": lambda g, s: g * s},
+                            check=_scale_check)
+
+
+def test_a_rows_check_refuses_arguments_before_anything_runs():
+    """``check`` sees tensors as dtypes and numbers as values; numbers it
+    asks for are checked on every call, past the cached plan and the
+    straight-line path, and in place; a refusal writes nothing."""
+    t = nbgrad.tensor([1.0, 2.0])
+    assert scaled(t, 2.0).tolist() == [2.0, 4.0]
+    assert _scale_check.seen[-1] == [nbgrad.float32, 2.0]
+    for _ in range(2):  # the plan for (float32 tensor, float) is cached by now
+        with pytest.raises(ValueError, match="the scale must be >= 0"):
+            scaled(t, -1.0)
+    with pytest.raises(ValueError, match="the scale must be >= 0"):
+        scaled.inplace(t, -1.0)
+    assert t.tolist() == [1.0, 2.0] and t._version == 0
+    assert scaled(t, t).tolist() == [1.0, 4.0]  # a tensor scale: the check returns no positions
+    with pytest.raises(TypeError, match="not for bools"):
+        scaled(nbgrad.tensor([True]), 1.0)
+    x = nbgrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(ValueError):
+        scaled(x, -2.0)
+    assert x.grad is None and x._version == 0
+
+
 def test_bad_result_kind_is_refused():
     with pytest.raises(ValueError, match="result must be promote, float, bool or self, not 'int'"):
         nbgrad.elementwise("twice", lambda a: 2 * a, result="int")
@@ -436,3 +475,96 @@ def test_where_backward_keeps_its_condition_bool(monkeypatch, other):
     for ours, theirs in zip(*grads):
         assert ours.dtype == theirs.dtype
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+# ------------------------------------------------------------ output layout
+def _ramp(lib, *shape):
+    return lib.arange(1, 1 + math.prod(shape), dtype=lib.float64).reshape(*shape) / 8
+
+
+# (id, input): layouts built the same way in both libraries (float64: the tests' dtype).
+LAYOUTS = [
+    ("contiguous", lambda L: _ramp(L, 3, 4)),
+    ("transposed", lambda L: _ramp(L, 4, 3).t()),
+    ("permuted-3d", lambda L: _ramp(L, 2, 3, 4).permute(2, 0, 1)),
+    ("permuted-3d-b", lambda L: _ramp(L, 2, 3, 4).permute(1, 2, 0)),
+    ("stepped", lambda L: _ramp(L, 3, 8)[:, ::2]),
+    ("stepped-transposed", lambda L: _ramp(L, 8, 3)[::2].t()),
+    ("expanded", lambda L: _ramp(L, 3, 1).expand(3, 4)),
+    ("size-1-permuted", lambda L: _ramp(L, 2, 1, 3).permute(2, 1, 0)),
+    ("channels-last", lambda L: _ramp(L, 2, 3, 2, 2).permute(0, 2, 3, 1)),
+    # Not a view, yet not C-contiguous: the straight-line path must pass it on.
+    ("result-of-transposed", lambda L: _ramp(L, 4, 3).t().relu()),
+]
+_LAYOUT_IDS = [c[0] for c in LAYOUTS]
+_LAYOUT_MAKERS = [c[1] for c in LAYOUTS]
+
+
+def _same_result(ours, theirs):
+    assert ours.stride() == theirs.stride()
+    assert ours.is_contiguous() == theirs.is_contiguous()
+    assert_same_tensor(ours, theirs)
+
+
+@pytest.mark.parametrize("make", _LAYOUT_MAKERS, ids=_LAYOUT_IDS)
+@pytest.mark.parametrize("op", [
+    lambda L, x: x.sigmoid(), lambda L, x: x * 2, lambda L, x: x + L.tensor(0.5, dtype=L.float64),
+    lambda L, x: x * x, lambda L, x: x < 0.5],
+    ids=["unary", "number", "0d-tensor", "self", "compare"])
+def test_elementwise_result_takes_the_layout_of_its_input(make, op):
+    """PyTorch's TensorIterator: a result follows its inputs' strides (exactly
+    when they are all dense with one layout), and its gradient reaches the
+    input in the input's layout when that is a dense leaf."""
+    results = []
+    for L in (nbgrad, torch):
+        x = make(L).detach().requires_grad_()
+        y = op(L, x)
+        if y.requires_grad:
+            (y * _ramp(L, *y.shape)).sum().backward()
+        results.append((x, y))
+    (x, y), (tx, ty) = results
+    _same_result(y, ty)
+    if tx.grad is not None:
+        _same_result(x.grad, tx.grad)
+
+
+@pytest.mark.parametrize("make_b", _LAYOUT_MAKERS, ids=_LAYOUT_IDS)
+@pytest.mark.parametrize("make_a", [_LAYOUT_MAKERS[k] for k in (0, 1, 2, 6)],
+                         ids=[_LAYOUT_IDS[k] for k in (0, 1, 2, 6)])
+def test_binary_result_takes_the_layout_of_mixed_inputs(make_a, make_b):
+    results = []
+    for L in (nbgrad, torch):
+        a, b = make_a(L), make_b(L)
+        try:
+            results.append(a + b)
+        except RuntimeError as error:  # shapes that do not broadcast: refused alike
+            results.append(type(error))
+    ours, theirs = results
+    if isinstance(theirs, type):
+        assert ours is theirs
+    else:
+        _same_result(ours, theirs)
+
+
+def test_reshape_of_a_transposed_result_copies_as_in_torch():
+    """The issue's example: PyTorch's reshape(-1) of a transposed result copies
+    (it is not C-contiguous), so a later write to the result misses it."""
+    for L in (nbgrad, torch):
+        y = L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).t().relu()
+        z = y.reshape(-1)
+        y.mul_(10)
+        np.testing.assert_array_equal(z.numpy(), [1, 4, 2, 5, 3, 6])
+
+
+@pytest.mark.parametrize("make", _LAYOUT_MAKERS, ids=_LAYOUT_IDS)
+def test_in_place_op_keeps_the_layout_of_self(make):
+    results = []
+    for L in (nbgrad, torch):
+        x = make(L).clone()
+        before = x.stride()
+        x.mul_(3).add_(x)
+        results.append((before, x))
+    (before, x), (t_before, tx) = results
+    assert before == t_before
+    _same_result(x, tx)
+    assert x.stride() == before

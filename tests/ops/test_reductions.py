@@ -69,6 +69,9 @@ SUM_MEAN = [
     ("mean-negative", lambda L, x: x.mean(-2)),
     ("mean-empty-tuple-is-all", lambda L, x: x.mean(dim=[])),
     ("mean-function", lambda L, x: L.mean(x, 1)),
+    ("sum-numpy-int-dim", lambda L, x: x.sum(np.int64(1))),
+    ("sum-0d-tensor-dim", lambda L, x: x.sum(L.tensor(1))),
+    ("mean-0d-tensor-dims", lambda L, x: x.mean((L.tensor(0), 2))),
 ]
 
 
@@ -220,6 +223,26 @@ def test_softmax_matches_torch(op):
     compare(op, RANDOM, dtype="float32")
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_a_transposed_tensor_is_contiguous_like_torch(name, dim):
+    """PyTorch's softmax results and input gradients are C-contiguous whatever
+    the input's layout (so ``view(-1)`` works); a dense leaf's .grad takes the
+    leaf's layout."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(RANDOM[0], dtype=lib.float64).t().detach().requires_grad_()
+        y = getattr(x, name)(dim)
+        g = lib.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape)))
+        (gx,) = (lib.autograd.grad(y, x, g, retain_graph=True))
+        (y * g).sum().backward()
+        results.append((y, gx, x.grad))
+    for ours, theirs in zip(*results):
+        assert ours.stride() == theirs.stride()
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    assert results[0][0].view(-1).shape == (RANDOM[0].size,)
+
+
 @pytest.mark.parametrize("op", [c[1] for c in SOFTMAX], ids=[c[0] for c in SOFTMAX])
 def test_softmax_is_numerically_stable(op):
     """Inputs like 1000 and -1000 must neither overflow nor give NaN."""
@@ -347,3 +370,32 @@ def test_mean_of_integers_error_text():
                                            r"must be either a floating point or complex dtype\. "
                                            r"Got: Long$"):
         nbgrad.tensor([1, 2]).mean()
+
+
+@pytest.mark.parametrize("op", ["amax", "amin", "max"])
+@pytest.mark.parametrize("dim", [None, 0, 1, (0, 1)])
+def test_tied_signed_zeros_keep_the_sign_torch_keeps(op, dim):
+    # amax/amin keep the first of tied zeros, max() the last (PyTorch 2.13).
+    if op == "max" and isinstance(dim, tuple):
+        pytest.skip("max takes one dim")
+    x = np.array([[0.0, -0.0, -1.0], [-0.0, 0.0, -2.0], [-0.0, -0.0, 1.0]])
+    for data in (x, x.T.copy(), -x):
+        results = []
+        for lib in (nbgrad, torch):
+            t = lib.tensor(data)
+            out = getattr(t, op)() if dim is None else getattr(t, op)(dim)
+            results.append((out.values if op == "max" and dim is not None else out).numpy())
+        got, expected = results
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+def test_softmax_of_an_empty_integer_tensor_is_empty_as_in_torch(op, dtype):
+    # PyTorch refuses integer softmax in its kernel, which an empty input never reaches.
+    for shape, dim in (((0,), -1), ((2, 0), 0)):
+        out = getattr(nbgrad.zeros(shape, dtype=getattr(nbgrad, dtype)), op)(dim)
+        expected = getattr(torch.zeros(shape, dtype=getattr(torch, dtype)), op)(dim)
+        assert tuple(out.shape) == tuple(expected.shape) and dtype_name(out.dtype) == dtype_name(expected.dtype)
+    assert_same_error(lambda lib: getattr(lib.zeros(2, dtype=getattr(lib, dtype)), op)(0))

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import nbgrad
-from helpers import (assert_close, assert_same_tensor, dtype_name, examples, node_name,
-                     normalize_error,
+from helpers import (assert_close, assert_same_error, assert_same_tensor, dtype_name, examples,
+                     node_name, normalize_error,
                      to_torch_dtype, torch_error)
 
 ROWS = nbgrad.ROWS
@@ -80,6 +80,8 @@ REFERENCE = {
     "mul": Ref(np.multiply, _operator(operator.mul), BINARY),
     "div": Ref(np.true_divide, _operator(operator.truediv), BINARY),
     "pow": Ref(np.power, _operator(operator.pow), BINARY),
+    # ``tensor ** number`` for floating tensors (nbgrad.ops.pow dispatches to it)
+    "pow_number": Ref(np.power, _operator(operator.pow), ((1,),)),
     "exp": Ref(np.exp, _function("exp")),
     "log": Ref(np.log, _function("log")),
     "sqrt": Ref(np.sqrt, _function("sqrt")),
@@ -346,29 +348,217 @@ def test_forward_matches_numpy_and_torch(row, data):
     assert not out.requires_grad and out.grad_fn is None
 
 
-SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.5, 1e-30, 1e30]
+def special_values(dtype):
+    """NaN, infinities, signed zeros, tiny, huge and subnormal values of both
+    signs, and a few plain ones (exact in the dtype)."""
+    tiny, huge, subnormal = (1e-30, 1e30, 1e-40) if dtype is nbgrad.float32 else (
+        1e-300, 1e300, 1e-310)
+    return [math.nan, math.inf, -math.inf, 0.0, -0.0, tiny, -tiny, huge, -huge,
+            subnormal, -subnormal, 1.0, -1.5, 0.5, 2.0]
 
 
+# PyTorch's own ties of +0 and -0 in maximum, minimum and clamp depend on
+# whether an element takes its vectorized loop or its scalar tail (vmaxps
+# returns the second operand, std::max the first): only the zero is checked.
+TIE_SIGN_FREE = {"maximum", "minimum", "clamp"}
+
+
+def _special_grid(row, dtype):
+    """Every combination of the special values over the row's inputs (a
+    where's condition alternates; clamp's bounds take every pair too)."""
+    values = special_values(dtype)
+    floats = len(row.inputs) - (row.name == "where")
+    if row.name == "fill":
+        floats = 1
+    columns = [g.reshape(-1) for g in np.meshgrid(*([np.array(values)] * floats), indexing="ij")]
+    if row.name == "where":
+        columns = [np.arange(columns[0].size) % 2 == 0, *columns]
+    return columns
+
+
+def assert_same_specials(actual, expected, dtype, inputs, signed_zeros=True):
+    """NaN where PyTorch has NaN, the same infinities and zeros, signs included
+    (``signed_zeros``: of zeros too), finite values within a few ulps."""
+    got = np.asarray(actual.detach().numpy(), np.float64)
+    want = np.asarray(expected.detach().numpy(), np.float64)
+    rtol = 1e-5 if dtype is nbgrad.float32 else 1e-12
+    same = np.isclose(got, want, rtol=rtol, atol=0, equal_nan=True)
+    signs = np.isnan(want) | (np.signbit(got) == np.signbit(want))
+    same &= signs if signed_zeros else signs | (want == 0)
+    bad = np.flatnonzero(~same)
+    assert not bad.size, [(tuple(float(c[i]) for c in inputs), got[i], want[i]) for i in bad[:8]]
+
+
+@pytest.mark.parametrize("upstream", [1.0, math.inf, math.nan], ids=["1", "inf", "nan"])
 @pytest.mark.parametrize("dtype", FLOATS, ids=dtype_name)
 @pytest.mark.parametrize("row", ROWS, ids=_ids(ROWS))
-def test_special_values_match_torch(row, dtype):
-    """NaN, infinities, signed zeros, tiny and huge values, in every tensor position."""
-    n = len(SPECIAL)
-    grids = np.meshgrid(*([np.array(SPECIAL)] * min(len(row.inputs), 2)), indexing="ij")
-    columns = [g.reshape(-1) for g in grids]
-    if row.name == "where":
-        columns = [np.arange(n * n) % 2 == 0, *columns]
-    elif row.name == "clamp":
-        columns = [np.tile(SPECIAL, n), np.repeat(SPECIAL, n), np.full(n * n, 1.0)]
+def test_special_values_match_torch(row, dtype, upstream):
+    """Each row over every combination of the special values, forward and
+    backward, against PyTorch: NaN, infinities and signs of zero exactly.
+    Upstream gradients of inf and nan check that a masked gradient is a
+    select of zero (PyTorch's where/masked_fill), not ``0 * g``, while a
+    derivative that PyTorch writes as a product stays one."""
+    if upstream != 1.0 and not row.differentiable:
+        pytest.skip("no gradient")
+    if row.name == "pow_number":
+        pytest.skip("its exponent is a number: test_pow_with_a_number_exponent_at_special_values")
+    columns = _special_grid(row, dtype)
     results = {}
     for lib in LIBS:
         float_type = dtype if lib is nbgrad else to_torch_dtype(dtype)
-        args = [lib.tensor(c, dtype=lib.bool if c.dtype == np.bool_ else float_type)
-                for c in columns]
+        grad = bool(row.differentiable)
+        leaves = [lib.tensor(c, dtype=lib.bool if c.dtype == np.bool_ else float_type,
+                             requires_grad=grad and c.dtype != np.bool_) for c in columns]
+        args = list(leaves)
+        if REFERENCE[row.name].inplace_only:  # copy_/fill_ write into a non-leaf
+            args[0] = args[0] * 1
         if row.name == "fill":
-            args[1] = 1e30
-        results[lib] = REFERENCE[row.name].call(lib, *args)
-    assert_same_tensor(results[nbgrad], results[torch])
+            leaves.append(lib.tensor(special_values(dtype)[7], dtype=float_type,
+                                     requires_grad=True))
+            args.append(leaves[-1])
+        out = REFERENCE[row.name].call(lib, *args)
+        grads = []
+        if grad:
+            out.backward(lib.full(tuple(out.shape), upstream, dtype=float_type))
+            grads = [leaf.grad for leaf in leaves if leaf.requires_grad]
+        results[lib] = [out, *grads]
+    assert dtype_name(results[nbgrad][0].dtype) == dtype_name(results[torch][0].dtype)
+    assert len(results[nbgrad]) == len(results[torch])
+    for k, (got, want) in enumerate(zip(results[nbgrad], results[torch])):
+        if got.dtype is nbgrad.bool:
+            assert got.tolist() == want.tolist()
+            continue
+        assert_same_specials(got, want, dtype, columns,
+                             signed_zeros=k > 0 or row.name not in TIE_SIGN_FREE)
+
+
+# pow(Tensor, Scalar): PyTorch computes these exponents as sqrt, 1 / sqrt,
+# products and reciprocals (in the gradient's a**(b - 1) too); others as pow.
+NUMBER_EXPONENTS = [0.5, -0.5, 2, 3, -1, -2, 1.5, 4, 1, 0, -1.5, 0.25, 2.5]
+
+
+@pytest.mark.parametrize("upstream", [1.0, math.inf], ids=["1", "inf"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=dtype_name)
+def test_pow_with_a_number_exponent_at_special_values(dtype, upstream):
+    """``tensor([-inf, -0.]) ** 0.5`` is ``[nan, -0.]`` (sqrt), not pow's ``[inf, 0.]``."""
+    values = special_values(dtype)
+    for exponent in NUMBER_EXPONENTS:
+        results = {}
+        for lib in LIBS:
+            float_type = dtype if lib is nbgrad else to_torch_dtype(dtype)
+            x = lib.tensor(values, dtype=float_type, requires_grad=True)
+            out = x ** exponent
+            out.backward(lib.full((len(values),), upstream, dtype=float_type))
+            results[lib] = [out, x.grad]
+        assert node_name(results[nbgrad][0].grad_fn) == "PowBackward"
+        for got, want in zip(results[nbgrad], results[torch]):
+            assert_same_specials(got, want, dtype, [values, [exponent] * len(values)])
+    x = nbgrad.tensor([-math.inf, -0.0, 4.0])
+    for same in (nbgrad.pow(x, 0.5), x.pow(0.5), x.clone().pow_(0.5), x.clone().__ipow__(0.5)):
+        assert_same_specials(same, torch.tensor([math.nan, -0.0, 2.0]), nbgrad.float32, [x.tolist()])
+
+
+MASKED_UNDER_INF = {  # sqrt's gradient at 0 is inf: the masked branch must still give 0
+    "relu": lambda lib, x: x.relu().sqrt(),
+    "clamp": lambda lib, x: x.clamp(min=0).sqrt(),
+    "clamp-tensor-bounds": lambda lib, x: x.clamp(lib.zeros_like(x), lib.ones_like(x)).sqrt(),
+    "where": lambda lib, x: lib.where(x > 0, x, lib.zeros_like(x)).sqrt(),
+    "maximum": lambda lib, x: lib.maximum(x, lib.zeros_like(x)).sqrt(),
+    "minimum": lambda lib, x: (-lib.minimum(x, lib.zeros_like(x))).sqrt(),
+    "pow-0": lambda lib, x: (x ** 0.0 - 1).sqrt(),
+    "pow-tensor-0": lambda lib, x: (x ** lib.zeros_like(x) - 1).sqrt(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED_UNDER_INF))
+def test_masked_gradient_stays_zero_under_an_infinite_upstream(name):
+    """``x.relu().sqrt()`` at x < 0: PyTorch's gradient is 0, not 0 * inf = nan."""
+    grads = {}
+    for lib in LIBS:
+        x = lib.tensor([-1.0, 4.0, 0.0], requires_grad=True)
+        MASKED_UNDER_INF[name](lib, x).sum().backward()
+        grads[lib] = x.grad
+    assert_same_specials(grads[nbgrad], grads[torch], nbgrad.float32, [[-1.0, 4.0, 0.0]])
+    assert not np.isnan(grads[nbgrad].numpy()).any()
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=dtype_name)
+def test_div_gradient_at_extreme_magnitudes_matches_torch(dtype):
+    """d(a/b)/db = -g * ((a / b) / b), as PyTorch: b * b over- or underflows."""
+    a_values, b_values = [1e-30, 1e30, 1e-30, 3e38], [1e-25, 1e25, 1e30, 1e38]
+    results = {}
+    for lib in LIBS:
+        float_type = dtype if lib is nbgrad else to_torch_dtype(dtype)
+        a = lib.tensor(a_values, dtype=float_type, requires_grad=True)
+        b = lib.tensor(b_values, dtype=float_type, requires_grad=True)
+        (a / b).sum().backward()
+        results[lib] = [a.grad, b.grad]
+    for got, want in zip(results[nbgrad], results[torch]):
+        assert_same_specials(got, want, dtype, [a_values, b_values])
+    assert np.isfinite(results[nbgrad][1].numpy()).all()
+
+
+REFUSED = {  # PyTorch refuses these: same error type and text
+    "int ** -1": lambda lib: lib.tensor([1, 2, 3]) ** -1,
+    "int.pow(-2)": lambda lib: lib.tensor([1, 2, 3]).pow(-2),
+    "pow(int, -1)": lambda lib: lib.pow(lib.tensor([1, 2]), -1),
+    "0-d int ** -1": lambda lib: lib.tensor(2) ** -1,
+    "bool ** -1": lambda lib: lib.tensor([True, False]) ** -1,
+    "bool ** bool": lambda lib: lib.tensor([True]) ** lib.tensor([False]),
+    "-bool": lambda lib: -lib.tensor([True, False]),
+    "bool.neg()": lambda lib: lib.tensor([True]).neg(),
+    "bool - bool": lambda lib: lib.tensor([True]) - lib.tensor([False]),
+    "bool - True": lambda lib: lib.tensor([True]) - True,
+    "True - bool": lambda lib: True - lib.tensor([True]),
+    "bool - 1": lambda lib: lib.tensor([True]) - 1,
+    "1 - bool": lambda lib: 1 - lib.tensor([True]),
+    "float - bool": lambda lib: lib.tensor([1.0]) - lib.tensor([True]),
+    "int - True": lambda lib: lib.tensor([1, 2]) - True,
+    "bool - 0-d bool": lambda lib: lib.tensor([True, False]) - lib.tensor(True),
+    "bool.sub(int, shapes differ)": lambda lib: lib.tensor([True, False]).sub(lib.tensor([1, 2, 3])),
+    "abs(bool)": lambda lib: abs(lib.tensor([True])),
+    "bool.relu()": lambda lib: lib.tensor([True]).relu(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_integer_and_bool_arithmetic_matches_torch(name):
+    assert_same_error(REFUSED[name])
+
+
+REFUSED_INPLACE = {  # name: (values, dtype, the write)
+    "int.pow_(-1)": ([1, 2, 3], "int64", lambda t: t.pow_(-1)),
+    "int **= -1": ([1, 2, 3], "int64", lambda t: t.__ipow__(-1)),
+    "bool.neg_()": ([True, False], "bool", lambda t: t.neg_()),
+    "bool.sub_(bool)": ([True, False], "bool", lambda t: t.sub_(t)),
+    "bool -= True": ([True, False], "bool", lambda t: t.__isub__(True)),
+    "bool.relu_()": ([True, False], "bool", lambda t: t.relu_()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_INPLACE))
+def test_refused_inplace_arithmetic_changes_nothing(name):
+    values, dtype, write = REFUSED_INPLACE[name]
+    for lib in LIBS:
+        t = lib.tensor(values, dtype=getattr(lib, dtype))
+        with pytest.raises(RuntimeError):
+            write(t)
+        assert t.tolist() == values and t._version == 0
+    assert_same_error(lambda lib: write(lib.tensor(values, dtype=getattr(lib, dtype))))
+
+
+def test_integer_pow_checks_the_exponent_on_every_call():
+    """Calls of one kind share a cached plan (and the straight-line path):
+    the exponent's value is still checked each time."""
+    t = nbgrad.tensor([1, 2, 3])
+    assert (t ** 2).tolist() == [1, 4, 9] and t.pow(0).tolist() == [1, 1, 1]
+    for call in (lambda: t ** -1, lambda: t.pow(-3), lambda: nbgrad.pow(t.t(), -1)):
+        with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+            call()
+    # Tensor exponents compute, as in PyTorch (an integer 1 / n is 0).
+    for lib in LIBS:
+        assert (lib.tensor([1, 2, 3]) ** lib.tensor([-1, -1, 2])).tolist() == [1, 0, 9]
+    assert (2 ** nbgrad.tensor([-1, 2])).tolist() == [0, 4]
 
 
 @pytest.mark.parametrize("row", METHOD_ROWS, ids=_ids(METHOD_ROWS))

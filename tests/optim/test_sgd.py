@@ -175,7 +175,8 @@ def test_sgd_read_only_gradients_are_applied_like_any_other():
     with torch.no_grad():
         for p, tp in zip(lin.parameters(), tlin.parameters()):
             tp.copy_(torch.from_numpy(p.detach().numpy().copy()))
-    lin.weight.grad, lin.bias.grad = nbgrad.from_numpy(read_only), nbgrad.ones(2)
+    # from_numpy copies a read-only array (with PyTorch's warning), so wrap it directly.
+    lin.weight.grad, lin.bias.grad = nbgrad.Tensor._wrap(read_only), nbgrad.ones(2)
     tlin.weight.grad, tlin.bias.grad = torch.tensor(read_only), torch.ones(2)
     optim.SGD(lin.parameters(), lr=0.1).step()
     torch.optim.SGD(tlin.parameters(), lr=0.1).step()

@@ -124,12 +124,33 @@ def reduce_sum(a, axis, keepdims, dtype=None):
     return np.asarray(np.sum(a, axis=axis, keepdims=keepdims, dtype=dtype))
 
 
-def reduce_max(a, axis, keepdims):
-    return np.asarray(np.max(a, axis=axis, keepdims=keepdims))
+def reduce_max(a, axis, keepdims, zero_ties="last"):
+    """Maximum over ``axis``. Where the maximum is a zero, ``zero_ties``
+    says which zero's sign it takes: NumPy's (the last, as PyTorch's
+    ``max()``) or the first one in C order (PyTorch's ``amax``)."""
+    out = np.asarray(np.max(a, axis=axis, keepdims=keepdims))
+    return _first_zero(a, out, axis, keepdims) if zero_ties == "first" else out
 
 
-def reduce_min(a, axis, keepdims):
-    return np.asarray(np.min(a, axis=axis, keepdims=keepdims))
+def reduce_min(a, axis, keepdims, zero_ties="last"):
+    out = np.asarray(np.min(a, axis=axis, keepdims=keepdims))
+    return _first_zero(a, out, axis, keepdims) if zero_ties == "first" else out
+
+
+def _first_zero(a, out, axis, keepdims):
+    """``out`` with each zero replaced by the first zero of its reduced
+    elements, so its sign is that zero's (±0 compare equal: a tie)."""
+    zero = out == 0
+    if not zero.any():
+        return out
+    axes = range(a.ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    axes = tuple(k % a.ndim for k in axes)
+    kept = [k for k in range(a.ndim) if k not in axes]
+    rows = np.transpose(a, kept + list(axes)).reshape(tuple(a.shape[k] for k in kept) + (-1,))
+    first = np.take_along_axis(rows, np.argmax(rows == 0, axis=-1)[..., None], -1)[..., 0]
+    if keepdims:
+        first = first.reshape(out.shape)
+    return np.where(zero, first, out)
 
 
 def argmax(a, axis, keepdims):

@@ -257,11 +257,13 @@ def reduce_sum(a, axis=None, keepdims=False, dtype=None):
     return _reduce(a, axis, keepdims, "sum", dtype)
 
 
-def reduce_max(a, axis=None, keepdims=False):
+def reduce_max(a, axis=None, keepdims=False, zero_ties="last"):
+    # zero_ties (the CPU backend's): the kernels' reduction tree decides which
+    # zero's sign a ±0 tie keeps; "first" is not honoured on the device yet.
     return _reduce(a, axis, keepdims, "max")
 
 
-def reduce_min(a, axis=None, keepdims=False):
+def reduce_min(a, axis=None, keepdims=False, zero_ties="last"):
     return _reduce(a, axis, keepdims, "min")
 
 
