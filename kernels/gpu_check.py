@@ -5,9 +5,10 @@ CI has no GPU: there the CUDA tests run in Numba's simulator and every
 kernel is compiled to PTX. This script is the check for a machine that has
 a GPU, in one command and under five minutes:
 
-1. the CUDA test groups (``tests/backends/cuda``, the backend's raw arrays,
-   and ``tests/on_cuda``, tensors, layers and optimizers on the device) on the
-   hardware (``NUMBA_ENABLE_CUDASIM=0``, their own pytest process);
+1. the CUDA tests (``pytest -m cuda tests``: the backend's raw arrays in
+   ``tests/backends/cuda``, and every device-generic test on CUDA: tensors,
+   layers and optimizers on the device) on the hardware
+   (``NUMBA_ENABLE_CUDASIM=0``, their own pytest process);
 2. the PTX build of every generated kernel for sm_90 and sm_80, and the
    runtime checks (``tests/backends/test_cuda_ptx.py``,
    ``tests/backends/test_cuda_runtime.py``);
@@ -88,7 +89,7 @@ def main(argv=None):
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers]
     steps = [
         ("CUDA tests on the device" if not sim else "CUDA tests (simulator)",
-         pytest + ["tests/backends/cuda", "tests/on_cuda"], _env(sim), 170, True),
+         pytest + ["-m", "cuda", "tests"], _env(sim), 170, True),
         ("PTX sm_90/sm_80 + runtime", pytest + ["tests/backends/test_cuda_ptx.py",
                                                "tests/backends/test_cuda_runtime.py"],
          _env(False), 100, True),

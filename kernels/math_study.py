@@ -1,5 +1,5 @@
 """Question: on this machine, is nbgrad's plain-arithmetic scalar math
-(``nbgrad.backends.scalar_math``) faster per element than the libm calls
+(``nbgrad.declarations.scalar_math``) faster per element than the libm calls
 Numba emits for ``math.exp`` & co. and than NumPy's ufuncs, in a ``prange``
 loop over float32 and float64 arrays -- and does LLVM vectorize the loop?
 
@@ -59,7 +59,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from nbgrad.backends import scalar_math as sm
+from nbgrad.declarations import scalar_math as sm
 
 NAMES = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "sin", "cos"]
 DOMAIN = dict(exp=(-10, 10), expm1=(-2, 2), log=(1e-3, 10), log1p=(-0.9, 10),
@@ -227,7 +227,7 @@ def exhaustive():
 def blocks(n):
     """See the module docstring (--blocks)."""
     from nbgrad.backends.cpu import elementwise as E
-    from nbgrad.ops.table import BY_NAME
+    from nbgrad.declarations.op_table import BY_NAME
     rng = np.random.default_rng(0)
     sizes = (256, 512, 1024, 2048, 4096, 8192)
     saved = E.FAST_BLOCK

@@ -33,7 +33,7 @@ def _best(fn, reps):
 
 def measure(rows):
     from nbgrad.backends.cpu import elementwise
-    from nbgrad.ops.table import BY_NAME
+    from nbgrad.declarations.op_table import BY_NAME
 
     for name in rows:
         row = BY_NAME[name]

@@ -1,7 +1,7 @@
 """nbgrad: an eager, PyTorch-style autograd runtime with Numba-compiled kernels."""
 import os as _os
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401
 
 # Numba's OpenMP workers and BLAS's threads both spin after their work; on a
 # small machine they then steal the cores from each other (a 2-core MLP step
@@ -18,12 +18,7 @@ from .backends.cpu import empty_cache, get_num_threads, memory_stats, set_num_th
 from .device import device  # noqa: E402
 from .dtypes import bool_ as bool  # noqa: E402,A001
 from .dtypes import dtype, float32, float64, get_default_dtype, int64  # noqa: E402
-from .ops import ROWS, FastPath, clamp, elementwise, pow, where  # noqa: E402,A004
-from .ops import reductions as _reductions  # noqa: E402
-from .ops.joining import cat, stack  # noqa: E402
-from .ops.linalg import matmul, mm  # noqa: E402
-from .ops.views import (expand, flatten, permute, reshape, squeeze, t, transpose,  # noqa: E402
-                        unsqueeze)
+from .ops import ROWS, FastPath, elementwise, registry as _registry  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
 from . import cuda, nn, optim  # noqa: E402
 from .serialization import load, save  # noqa: E402
@@ -32,23 +27,18 @@ float = float32  # noqa: A001
 double = float64
 long = int64
 
-sum = _reductions.sum  # noqa: A001
-mean = _reductions.mean
-max = _reductions.max  # noqa: A001
-min = _reductions.min  # noqa: A001
-amax, amin = _reductions.amax, _reductions.amin
-softmax, log_softmax = _reductions.softmax, _reductions.log_softmax
-clip = clamp
 
-
-def _export_rows():
-    """``nbgrad.exp(t)``, ``nbgrad.maximum(a, b)``, ...: one function per row."""
+def _export_ops():
+    """``nbgrad.sum(t)``, ``nbgrad.cat(...)``: every op declared as a function;
+    ``nbgrad.exp(t)``, ``nbgrad.maximum(a, b)``: one function per row."""
+    names = globals()
+    names.update(_registry.FUNCTIONS)
     for row in ROWS:
-        if row.method and row.name not in globals():
-            globals()[row.name] = row
+        if row.method and row.name not in names:
+            names[row.name] = row
 
 
-_export_rows()
+_export_ops()
 
 
 def is_tensor(obj):
@@ -62,6 +52,3 @@ def numel(t):
 def detach(t):
     return t.detach()
 
-
-def clone(t):
-    return t.clone()

@@ -7,10 +7,10 @@ import weakref
 import numpy as np
 
 from . import dtypes
-from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad, Node
-from .autograd.version_counter import VersionCounter
-from .backends import cpu, layout
+from .tape import grad_mode
+from .tape.graph import AccumulateGrad, Node, compile_function, indent
+from .tape.version_counter import VersionCounter
+from .backends import backend_of, cpu, layout
 from .device import device as _device
 
 
@@ -89,21 +89,22 @@ class Tensor:
         """A tensor owning ``data`` with a fresh version counter and no history."""
         return cls._from_op(data, None, dtype, backend)
 
-    @classmethod
-    def _from_op(cls, data, node, dtype=None, backend=cpu):
-        """An op's result: ``data`` with history ``node`` (None for none).
-        Written out field by field: this runs for every op (ops/elementwise.py
-        ``apply`` inlines the same assignments: keep the two in step)."""
-        t = object.__new__(cls)
-        t._data = data
-        t._backend = backend
-        t.dtype = dtype or dtypes.from_numpy_dtype(data.dtype)
-        t._vc = None  # made on first use (see _version_counter)
-        t._base = None
-        t._requires_grad = False
-        t._grad_fn = node
-        t._grad = None
-        return t
+    @staticmethod
+    def _result_lines(t, data, backend, dtype, node, vc="None", cls="Tensor"):
+        """Lines that make ``t`` an op's result: array ``data`` of ``backend``
+        with history ``node`` (None for none) and version counter ``vc`` (None:
+        made on first need, see _version_counter). The one place an op result's
+        slots are listed: ``_from_op`` is compiled from these lines and the
+        generated fast paths (nbgrad/ops/straight_line.py) paste them in."""
+        return [f"{t} = new({cls})",
+                f"{t}._data = {data}",
+                f"{t}._backend = {backend}",
+                f"{t}.dtype = {dtype}",
+                f"{t}._vc = {vc}",
+                f"{t}._base = None",
+                f"{t}._requires_grad = False",
+                f"{t}._grad_fn = {node}",
+                f"{t}._grad = None"]
 
     @property
     def _version_counter(self):
@@ -377,11 +378,14 @@ class Tensor:
                 self._hooks = []
             hooks = self._hooks
         else:
-            self._grad_fn.register_prehook(hook)
+            if self._grad_fn.pre_hooks is None:
+                self._grad_fn.pre_hooks = []
             hooks = self._grad_fn.pre_hooks
-        if hook not in hooks:
-            hooks.append(hook)
-        return _RemovableHandle(hooks, hook)
+        adapted = next((h for h in hooks if getattr(h, "hook", None) is hook), None)
+        if adapted is None:
+            adapted = _array_hook(hook)
+            hooks.append(adapted)
+        return _RemovableHandle(hooks, adapted)
 
     def _gradient_edge(self):
         """The node a gradient for this tensor flows into; None for a view made
@@ -415,7 +419,13 @@ class Tensor:
             self._backend.add_into(self._grad._data, grad)
             self._grad._version_counter.bump("AccumulateGrad")
 
-    _set_retained_grad = _accumulate_grad
+    def _set_retained_grad(self, grad):
+        """PyTorch's retain_grad hook: the first gradient is kept as a C-order
+        copy (clone(memory_format=contiguous_format)), not by the leaf contract."""
+        if self._grad is None:
+            self._grad = Tensor._from_op(self._backend.copy(grad), None, self.dtype, self._backend)
+        else:
+            self._accumulate_grad(grad)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         _tensor_backward(self, gradient, retain_graph, create_graph, inputs)
@@ -470,6 +480,38 @@ class Tensor:
         self._backend = other._backend
 
 
+Tensor._from_op = classmethod(compile_function("\n".join([
+    "def _from_op(cls, data, node, dtype=None, backend=cpu):",
+    '    """An op\'s result: ``data`` with history ``node`` (None for none)."""',
+    *indent(Tensor._result_lines("t", "data", "backend",
+                                "dtype or from_numpy_dtype(data.dtype)", "node", cls="cls")),
+    "    return t"]), {"cpu": cpu, "from_numpy_dtype": dtypes.from_numpy_dtype}))
+
+
+def _array_hook(hook):
+    """A Tensor hook as the tape runs it, on backend arrays: the gradient is
+    shown as a Tensor on its device and what the hook returns is checked as
+    PyTorch checks it (same dtype, device and size)."""
+    def run(grad):
+        backend = backend_of(grad)
+        result = hook(Tensor._wrap(grad, backend=backend))
+        if result is None:
+            return None
+        if not isinstance(result, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+        name = getattr(hook, "__name__", type(hook).__name__)
+        if result._data.dtype != grad.dtype or result._backend is not backend:
+            was, got = (("cuda." if b.name == "cuda" else "") + dtypes.from_numpy_dtype(
+                a.dtype).tensor_type for a, b in ((grad, backend), (result._data, result._backend)))
+            raise RuntimeError(f"hook '{name}' has changed the type of value "
+                               f"(was nbgrad.{was} got nbgrad.{got})")
+        if result._data.shape != grad.shape:
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+        return result._data
+    run.hook = hook
+    return run
+
+
 def no_grad_view_error(view, modified):
     """PyTorch's error for an in-place write that involves a view made in
     no_grad mode (``modified``: "is being" or "its base or ... has been")."""
@@ -484,9 +526,9 @@ def no_grad_view_error(view, modified):
 
 
 def _tensor_backward(*args):
-    # Bound on first use (nbgrad.autograd imports this module's package).
+    # Bound on first use (nbgrad.gradients builds on this module).
     global _tensor_backward
-    from .autograd import tensor_backward
+    from .gradients import tensor_backward
     _tensor_backward = tensor_backward
     return tensor_backward(*args)
 

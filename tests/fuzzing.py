@@ -98,31 +98,6 @@ DOCUMENTED = [
 # while they are fixed; the exploring profile counts them as failures. Delete
 # an entry when its fix lands.
 OPEN = [
-    (r"^(maximum|minimum)\(t,s\)( on \w+)*: raised only in torch: TypeError: "
-     r"(maximum|minimum)\(\): argument",
-     "nbgrad's maximum/minimum take a Python number as `other`; PyTorch's need a Tensor "
-     "(TypeError). Reproducer: nbgrad.tensor([1.0]).maximum(2.0)"),
-    (r"^(cat|stack|index\.\w+|softmax|log_softmax): strides$",
-     "results' layouts differ from PyTorch's: cat and stack of transposed inputs are "
-     "C-contiguous in PyTorch and keep the inputs' layout in nbgrad; integer-list indexing keeps "
-     "the layout in PyTorch and is C-contiguous in nbgrad; no xfail pins these yet. Reproducer: "
-     "nbgrad.cat([nbgrad.zeros(3, 2).t()] * 2, 1).stride() is (1, 2), PyTorch's (6, 1); "
-     "nbgrad.zeros(2, 3, 2).transpose(-1, -2)[[0, 1]].stride() is (6, 3, 1), PyTorch's (6, 1, 2)"),
-    (r"^rpow\(s,t\): strides$",
-     "PyTorch's Python-scalar ** tensor result is C-contiguous, nbgrad's keeps the "
-     "input's layout. Reproducer: (2.0 ** nbgrad.zeros(3, 2).t()).stride() is (1, 2), "
-     "PyTorch's (3, 1)"),
-    (r"^setitem\.(list|mask)=[st] on expanded: raised only in nbgrad: RuntimeError: unsupported "
-     r"operation: more than one element",
-     "PyTorch's index_put_ (x[int list or mask] = v) writes into an expanded tensor; "
-     "nbgrad refuses every write into overlapping memory. "
-     "Reproducer: x = nbgrad.zeros(3).expand(2, 3); x[[0]] = 1.0"),
-    (r"^backward: raised only in nbgrad: RuntimeError: one of the variables needed for gradient "
-     r"computation has been modified",
-     "nbgrad saves other tensors than PyTorch for some ops (s / x saves x where PyTorch's "
-     "reciprocal saves its result), so a later in-place write to x makes nbgrad's backward "
-     "refuse where PyTorch's succeeds. Reproducer: x = nbgrad.ones(1, requires_grad=True); "
-     "y = 2.0 / x; with nbgrad.no_grad(): x -= 1; then y.sum().backward()"),
 ]
 
 NAN, INF = math.nan, math.inf

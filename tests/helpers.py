@@ -1,8 +1,10 @@
-"""Shared test helpers: moving values between nbgrad, NumPy and PyTorch, and
-comparing results with a tolerance that fits the dtype."""
+"""Shared test helpers: moving values between nbgrad, NumPy and PyTorch,
+comparing results with a tolerance that fits the dtype (and the device), and
+running the same work on a device and in PyTorch."""
 import re
 
 import numpy as np
+import pytest
 import torch
 
 import nbgrad
@@ -21,6 +23,15 @@ TOLERANCES = {
     nbgrad.float32: (2e-5, 1e-6),
     nbgrad.float64: (1e-11, 1e-13),
 }
+# On CUDA the simulator evaluates float32 math in double precision and rounds
+# (a GPU uses its own libm): a few ulp from the CPU's float32 scalar math.
+CUDA_TOLERANCES = {**TOLERANCES, nbgrad.float32: (3e-5, 2e-6)}
+
+# A test taking ``device`` runs on every device (tests/conftest.py); this one
+# runs on CUDA only: transfers, mixed-device errors, CUDA memory figures.
+cuda_only = pytest.mark.parametrize("device", [pytest.param("cuda", marks=pytest.mark.cuda)])
+
+MIXED = "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
 
 
 def to_torch_dtype(dtype):
@@ -39,22 +50,26 @@ def dtype_name(dtype):
 def as_numpy(value):
     """A NumPy copy of an nbgrad or torch tensor (or array, or number)."""
     if isinstance(value, nbgrad.Tensor):
-        return np.array(value.detach().numpy(), copy=True)
+        return np.array(value.detach().cpu().numpy(), copy=True)
     if isinstance(value, torch.Tensor):
         return value.detach().numpy().copy()
     return np.asarray(value)
 
 
-def tolerance(dtype):
-    return TOLERANCES.get(dtype, (0, 0))
+def tolerance(dtype, device="cpu"):
+    table = CUDA_TOLERANCES if nbgrad.device(device).type == "cuda" else TOLERANCES
+    return table.get(dtype, (0, 0))
 
 
 def assert_close(actual, expected, dtype=None, rtol=None, atol=None):
     """Values (NaN-aware, shape-exact) within the tolerance of ``dtype``
-    (the dtype of ``actual`` when not given); exact for bool and int64."""
-    if dtype is None and isinstance(actual, nbgrad.Tensor):
-        dtype = actual.dtype
-    default_rtol, default_atol = tolerance(dtype)
+    (the dtype of ``actual`` when not given) on ``actual``'s device; exact
+    for bool and int64."""
+    device = "cpu"
+    if isinstance(actual, nbgrad.Tensor):
+        dtype = actual.dtype if dtype is None else dtype
+        device = actual.device
+    default_rtol, default_atol = tolerance(dtype, device)
     a, e = as_numpy(actual), as_numpy(expected)
     assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}"
     if a.dtype == np.bool_ or e.dtype == np.bool_ or np.issubdtype(a.dtype, np.integer):
@@ -84,8 +99,9 @@ def node_name(grad_fn):
 
 def normalize_error(message):
     """Compare error texts with PyTorch's: nbgrad says nbgrad.X where PyTorch
-    says torch.X, and nbgrad replaces PyTorch's trailing hint by its own."""
-    message = message.replace("torch.", "nbgrad.")
+    says torch.X, names nodes without torch's namespace, and replaces
+    PyTorch's trailing hint by its own."""
+    message = message.replace("torch::autograd::", "").replace("torch.", "nbgrad.")
     cut = message.find(" instead.")
     return message[:cut + len(" instead.")] if cut >= 0 else message
 
@@ -120,3 +136,60 @@ def assert_same_error(fn, exact=True):
     assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
     if exact:
         assert str(ours) == str(theirs).replace("torch.", "nbgrad."), (str(ours), str(theirs))
+
+
+# -- one test body on every device ---------------------------------------------
+def lib_of(t):
+    """The library a tensor belongs to, for test code shared by nbgrad and torch."""
+    return torch if isinstance(t, torch.Tensor) else nbgrad
+
+
+def values(shape, seed=0, low=-2.0, high=2.0):
+    """Fixed (derandomized) float64 values in ``[low, high)``."""
+    return np.random.default_rng(seed).uniform(low, high, size=shape)
+
+
+def leaf(lib, array, dtype, device="cpu", requires_grad=False):
+    """A leaf tensor of ``array``'s values in nbgrad (on ``device``) or torch."""
+    if lib is torch:
+        return torch.tensor(array, dtype=to_torch_dtype(dtype), requires_grad=requires_grad)
+    return nbgrad.tensor(array, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def run_like_torch(fn, *arrays, device, dtype=nbgrad.float32):
+    """Run ``fn`` on leaves (requiring grad) made from ``arrays``, in nbgrad
+    on ``device`` and in torch; backward a fixed upstream gradient when the
+    result requires grad; compare the results and the leaves' gradients
+    (which must stay on the device). ``fn`` takes the leaves and spells any
+    library function as ``lib_of(leaf).name``. Returns the (nbgrad, torch)
+    results."""
+    results = {}
+    for lib in (nbgrad, torch):
+        leaves = [leaf(lib, a, dtype, device, requires_grad=True) for a in arrays]
+        out = fn(*leaves)
+        if out.requires_grad:
+            out_dtype = out.dtype if lib is nbgrad else to_nbgrad_dtype(out.dtype)
+            out.backward(leaf(lib, values(tuple(out.shape), seed=1), out_dtype, device))
+        results[lib] = out, leaves
+    (out, leaves), (want, want_leaves) = results[nbgrad], results[torch]
+    assert out.device.type == nbgrad.device(device).type
+    assert_same_tensor(out, want)
+    for k, (ours, theirs) in enumerate(zip(leaves, want_leaves)):
+        assert (ours.grad is None) == (theirs.grad is None), f"input {k}: {ours.grad}, {theirs.grad}"
+        if ours.grad is not None:
+            assert ours.grad.device == ours.device  # gradients stay on the device
+            assert_same_tensor(ours.grad, theirs.grad)
+    return out, want
+
+
+def raises_like_torch(fn, *arrays, device, requires_grad=False, exact=True):
+    """``fn`` on float32 leaves of ``arrays`` (nbgrad on ``device``, and
+    torch) raises torch's exception type with torch's message (``exact``);
+    returns nbgrad's."""
+    def call(lib):
+        return fn(*[leaf(lib, a, nbgrad.float32, device, requires_grad) for a in arrays])
+    ours, theirs = raised(call, nbgrad), raised(call, torch)
+    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), ours)
+    if exact:
+        assert normalize_error(str(ours)) == normalize_error(str(theirs)), (str(ours), str(theirs))
+    return ours

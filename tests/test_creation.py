@@ -1,12 +1,14 @@
 """Tensor creation (nbgrad/creation.py) against PyTorch and NumPy: dtype
 inference, copying versus sharing memory, values, random generators and
 their seeding, and PyTorch's errors."""
+import copy
+
 import numpy as np
 import pytest
 import torch
 
 import nbgrad
-from helpers import assert_same_error, dtype_name
+from helpers import assert_same_error, cuda_only, dtype_name
 
 
 def assert_same_tensor(ours, theirs, rtol=0.0, atol=0.0):
@@ -15,7 +17,8 @@ def assert_same_tensor(ours, theirs, rtol=0.0, atol=0.0):
     assert tuple(ours.shape) == tuple(theirs.shape)
     assert ours.requires_grad == theirs.requires_grad
     assert ours.is_leaf and ours.grad_fn is None
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(ours.detach().cpu().numpy(), theirs.detach().numpy(), rtol=rtol,
+                               atol=atol)
 
 
 def _deep(n):
@@ -394,3 +397,89 @@ def test_negative_size_error_text():
     with pytest.raises(RuntimeError, match=r"^Trying to create tensor with negative dimension -1: "
                                            r"\[2, -1\]$"):
         nbgrad.ones(2, -1)
+
+
+# ------------------------------------------------------------ on every device
+ON_DEVICE = {  # name: make(lib, device)
+    "zeros": lambda L, d: L.zeros(2, 3, device=d),
+    "ones": lambda L, d: L.ones((2, 3), dtype=L.float64, device=d),
+    "full": lambda L, d: L.full((2,), 7, device=d),
+    "full-float": lambda L, d: L.full((3, 1), 1.5, device=d),
+    "eye": lambda L, d: L.eye(3, 2, device=d),
+    "arange": lambda L, d: L.arange(1, 7, 2, device=d),
+    "arange-float": lambda L, d: L.arange(0, 1, 0.25, device=d),
+    "linspace": lambda L, d: L.linspace(-1, 1, 5, device=d),
+    "tensor": lambda L, d: L.tensor([[1, 2], [3, 4]], device=d),
+    "tensor-bool": lambda L, d: L.tensor([True, False], device=d),
+    "tensor-scalar": lambda L, d: L.tensor(2.5, device=d),
+    "tensor-empty": lambda L, d: L.tensor([], device=d),
+    "as_tensor": lambda L, d: L.as_tensor(np.arange(4.0), device=d),
+    "zeros-empty": lambda L, d: L.zeros(0, 3, device=d),
+    "zeros_like": lambda L, d: L.zeros_like(L.ones(2, dtype=L.int64, device=d)),
+    "ones_like": lambda L, d: L.ones_like(L.ones(2, device=d)),
+    "full_like": lambda L, d: L.full_like(L.ones(2, device=d), 4.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ON_DEVICE))
+def test_creation_on_the_device_matches_torch(name, device):
+    t = ON_DEVICE[name](nbgrad, device)
+    assert t.device.type == device
+    assert_same_tensor(t, ON_DEVICE[name](torch, "cpu"))  # a leaf that does not require grad
+
+
+def test_empty_on_the_device(device):
+    t = nbgrad.empty(2, 3, device=device, dtype=nbgrad.float64)
+    assert t.device.type == device and t.shape == (2, 3) and t.dtype is nbgrad.float64
+    assert nbgrad.empty_like(t).device == t.device
+
+
+def test_leaves_that_require_grad_on_the_device(device):
+    t = nbgrad.zeros(2, device=device, requires_grad=True)
+    assert t.requires_grad and t.is_leaf and t.grad is None
+    assert_same_error(lambda lib: lib.zeros(2, dtype=lib.int64, requires_grad=True,
+                                            **({"device": device} if lib is nbgrad else {})))
+
+
+# ------------------------------------------------------------------ on CUDA
+@cuda_only
+@pytest.mark.parametrize("spelling", ["cuda", "cuda:0", nbgrad.device("cuda"),
+                                      nbgrad.device("cuda", 0)], ids=str)
+def test_cuda_device_spellings(spelling, device):
+    t = nbgrad.ones(2, device=spelling)
+    assert t.device == nbgrad.device("cuda:0") and t.is_cuda
+
+
+@cuda_only
+def test_random_creation_on_cuda_draws_the_same_values_as_on_the_cpu(device):
+    for make in (lambda d: nbgrad.rand(2, 3, device=d), lambda d: nbgrad.randn(3, device=d),
+                 lambda d: nbgrad.randint(0, 5, (2, 2), device=d)):
+        nbgrad.manual_seed(3)
+        cpu = make("cpu")
+        nbgrad.manual_seed(3)
+        on_device = make(device)
+        assert on_device.device.type == device and on_device.dtype is cpu.dtype
+        np.testing.assert_array_equal(on_device.cpu().numpy(), cpu.numpy())
+    nbgrad.manual_seed(0)
+    like = nbgrad.rand_like(nbgrad.ones(2, 2, device=device))
+    assert like.is_cuda and like.shape == (2, 2)
+
+
+@cuda_only
+def test_tensor_of_a_cuda_tensor_keeps_or_changes_the_device(device):
+    cuda = nbgrad.tensor([1.0, 2.0], device=device)
+    copy = nbgrad.tensor(cuda)
+    assert copy.is_cuda and copy.tolist() == [1.0, 2.0]
+    copy[0] = 5.0  # a copy, not an alias
+    assert cuda[0].item() == 1.0
+    assert not nbgrad.tensor(cuda, device="cpu").is_cuda
+    assert nbgrad.tensor(nbgrad.ones(2), device=device).is_cuda
+    assert nbgrad.as_tensor(cuda) is cuda
+    moved = nbgrad.as_tensor(cuda, device="cpu")
+    assert not moved.is_cuda and moved.tolist() == [1.0, 2.0]
+
+
+@cuda_only
+def test_only_cuda_device_zero(device):
+    with pytest.raises(RuntimeError, match="cuda:0"):
+        nbgrad.zeros(2, device="cuda:1")

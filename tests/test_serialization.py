@@ -14,6 +14,7 @@ import nbgrad.nn as nn
 import nbgrad.optim as optim
 from nbgrad import serialization
 from nbgrad.serialization import CorruptArchiveError, UnsafeContentError, load, save
+from helpers import cuda_only
 
 
 def _round_trip(obj, tmp_path, name="x.npz"):
@@ -285,3 +286,21 @@ def test_deep_nesting_is_refused_without_recursion_error(tmp_path):
 
 def test_top_level_names():
     assert nbgrad.save is save and nbgrad.load is load
+
+
+# ------------------------------------------------------------------ on CUDA
+@cuda_only
+def test_cuda_tensors_round_trip_on_the_device(tmp_path, device):
+    cpu = nbgrad.arange(6, dtype=nbgrad.float32).reshape(2, 3)
+    loaded = _round_trip({"w": cpu.to(device), "step": 3}, tmp_path)
+    assert loaded["step"] == 3
+    assert loaded["w"].device == nbgrad.device("cuda", 0) and loaded["w"].tolist() == cpu.tolist()
+    on_host = load(tmp_path / "x.npz", map_location="cpu")["w"]
+    assert on_host.device == nbgrad.device("cpu") and on_host.tolist() == cpu.tolist()
+
+
+@cuda_only
+def test_map_location_moves_cpu_tensors_to_the_device(tmp_path, device):
+    save(nbgrad.tensor([1.0, 2.0]), tmp_path / "t.npz")
+    loaded = load(tmp_path / "t.npz", map_location=device)
+    assert loaded.device.type == device and loaded.tolist() == [1.0, 2.0]

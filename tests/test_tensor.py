@@ -3,6 +3,8 @@
 conversions (item, tolist, len, iter, bool, float, int), NumPy interop
 (numpy() shares memory, __array__), and the autograd attributes (requires_grad,
 requires_grad_, is_leaf, the grad setter)."""
+import copy
+import os
 import warnings
 
 import numpy as np
@@ -12,6 +14,7 @@ import torch
 import nbgrad
 
 from differential import differential
+from helpers import assert_same_tensor, cuda_only, values
 
 
 
@@ -244,3 +247,160 @@ def test_deepcopy_copies_a_leaf_and_refuses_a_non_leaf_like_torch():
         assert x.tolist() == [1.0, 2.0]  # new storage
         with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
             copy.deepcopy(x * 2)
+
+
+# ------------------------------------------------------------ on every device
+def test_metadata_on_the_device_matches_torch(device):
+    ours, theirs = nbgrad.tensor(values((2, 3), 1), device=device), torch.tensor(values((2, 3), 1))
+    assert ours.is_cuda == (device == "cuda")
+    assert repr(ours.device) == ("device(type='cuda', index=0)" if device == "cuda"
+                                 else "device(type='cpu')")
+    for view in (lambda t: t, lambda t: t.t(), lambda t: t[:, 1:], lambda t: t[1]):
+        a, b = view(ours), view(theirs)
+        assert (a.shape, a.stride(), a.storage_offset(), a.is_contiguous(), a.numel(), a.ndim,
+                a.element_size(), str(a.dtype)) == (
+            b.shape, b.stride(), b.storage_offset(), b.is_contiguous(), b.numel(), b.ndim,
+            b.element_size(), str(b.dtype).replace("torch.", "nbgrad."))
+
+
+def test_python_conversions_read_the_device(device):
+    t = nbgrad.tensor([[1.5, 2.0], [3.0, 4.0]], device=device)
+    assert t[0, 0].item() == 1.5 and float(t[0, 0]) == 1.5 and int(t[1, 1]) == 4
+    assert t.tolist() == [[1.5, 2.0], [3.0, 4.0]]
+    assert bool(t[0, 1] > 1) is True
+    assert [row.tolist() for row in t] == [[1.5, 2.0], [3.0, 4.0]] and len(t) == 2
+    assert [10, 20, 30][nbgrad.tensor(1, device=device)] == 20
+    with pytest.raises(RuntimeError, match="^a Tensor with 4 elements cannot be converted to "
+                                           "Scalar$"):
+        t.item()
+
+
+def test_gradients_stay_on_the_device(device):
+    x = nbgrad.tensor(values((2, 3), 1), device=device, requires_grad=True)
+    (x * x).sum().backward()
+    assert x.grad.device == x.device
+    assert x.grad.dtype is x.dtype and x.grad.grad_fn is None and not x.grad.requires_grad
+    (x * 3).sum().backward()  # accumulates in place, on the device
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * x.detach().cpu().numpy() + 3, rtol=1e-6)
+
+
+def test_detach_and_data_alias_the_buffer_on_the_device_like_torch(device):
+    ours = nbgrad.tensor(values((2, 3), 1), device=device, requires_grad=True)
+    theirs = torch.tensor(values((2, 3), 1), requires_grad=True)
+    for t in (ours, theirs):
+        d = t.detach()
+        assert d.device == t.device and not d.requires_grad
+        d[0, 0] = 7.0  # visible through t, and counted in t's version
+        assert t[0, 0].item() == 7.0 and t._version == 1
+        alias = t.data
+        alias[0, 1] = 8.0  # its own counter: not seen by t's
+        assert t[0, 1].item() == 8.0 and t._version == 1
+    assert_same_tensor(ours.detach(), theirs.detach())
+
+
+def test_deepcopy_copies_the_device_buffer_and_grad(device):
+    x = nbgrad.tensor(values((2,), 1), device=device, requires_grad=True)
+    (x * 2).sum().backward()
+    y = copy.deepcopy(x)
+    assert y.device == x.device and y.requires_grad and y.grad.device == x.device
+    y.detach()[0] = 9.0
+    assert x[0].item() != 9.0
+    assert y.grad.tolist() == [2.0, 2.0]
+
+
+# ------------------------------------------------------------------ on CUDA
+@cuda_only
+def test_repr_names_the_device(device):
+    t = nbgrad.tensor([[1.0, 2.5], [3.0, -4.0]], device=device)
+    assert repr(t) == "tensor([[ 1.0000,  2.5000],\n        [ 3.0000, -4.0000]], device='cuda:0')"
+    assert repr(nbgrad.tensor([1, 2], device=device)) == "tensor([1, 2], device='cuda:0')"
+    assert repr(nbgrad.zeros(2, dtype=nbgrad.float64, device=device, requires_grad=True)) == (
+        "tensor([0., 0.], device='cuda:0', dtype=nbgrad.float64, requires_grad=True)")
+    x = nbgrad.tensor([2.0, 2.0], requires_grad=True)
+    assert repr(x.to(device) * 2) == repr(x * 2).replace(", grad_fn", ", device='cuda:0', grad_fn")
+    assert repr(nbgrad.zeros(0, 2, device=device)) == "tensor([], device='cuda:0', size=(0, 2))"
+
+
+@cuda_only
+def test_numpy_refuses_a_cuda_tensor(device):
+    t = nbgrad.ones(2, device=device)
+    with pytest.raises(TypeError, match=r"^can't convert cuda:0 device type tensor to numpy\. Use "
+                                        r"Tensor\.cpu\(\) to copy the tensor to host memory "
+                                        r"first\.$"):  # torch's type and words
+        t.numpy()
+    with pytest.raises(TypeError):
+        np.asarray(t)
+    grad = nbgrad.ones(2, device=device, requires_grad=True)  # torch checks requires grad first
+    with pytest.raises(RuntimeError, match="^Can't call numpy\\(\\) on Tensor that requires grad"):
+        grad.numpy()
+    np.testing.assert_array_equal(t.cpu().numpy(), [1.0, 1.0])
+
+
+def _read_interface(t):
+    """The values behind ``__cuda_array_interface__``, read without nbgrad."""
+    face = t.__cuda_array_interface__
+    assert set(face) >= {"shape", "strides", "data", "typestr", "version"}
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        from numba import cuda
+        return cuda.as_cuda_array(t).copy_to_host()
+
+    class Host:  # the simulator's device memory is host memory: read it as NumPy would
+        __array_interface__ = {k: face[k] for k in ("shape", "strides", "data", "typestr")}
+        __array_interface__["version"] = 3
+    return np.array(Host(), copy=True)
+
+
+@cuda_only
+@pytest.mark.parametrize("view", [lambda t: t, lambda t: t.t(), lambda t: t[1:, ::2],
+                                  lambda t: t[1]], ids=["whole", "transposed", "sliced", "row"])
+def test_cuda_array_interface_exposes_the_buffer(view, device):
+    cpu = nbgrad.tensor(values((3, 4), 2), dtype=nbgrad.float32)
+    t = view(cpu.to(device))
+    face = t.__cuda_array_interface__
+    assert face["shape"] == tuple(t.shape) and face["typestr"] == "<f4"
+    assert face["strides"] in (None, tuple(s * 4 for s in t.stride()))
+    assert (face["strides"] is None) == t.is_contiguous()
+    assert face["data"][1] is False  # writable
+    np.testing.assert_array_equal(_read_interface(t), view(cpu).numpy())
+
+
+@cuda_only
+def test_cuda_array_interface_shares_memory(device):
+    t = nbgrad.zeros(2, 3, device=device)
+    row = t[1]
+    assert row.__cuda_array_interface__["data"][0] == t.__cuda_array_interface__["data"][0] + 12
+    t[1, 2] = 5.0
+    assert _read_interface(row)[2] == 5.0
+
+
+@cuda_only
+def test_cuda_array_interface_is_absent_on_cpu_and_refused_with_grad(device):
+    assert not hasattr(nbgrad.ones(2), "__cuda_array_interface__")
+    with pytest.raises(AttributeError):
+        nbgrad.ones(2).__cuda_array_interface__
+    grad = nbgrad.ones(2, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        grad.__cuda_array_interface__
+    assert grad.detach().__cuda_array_interface__["shape"] == (2,)
+
+
+@cuda_only
+def test_grad_assignment_checks_the_device(device):
+    x = nbgrad.ones(2, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^attempting to assign a gradient with device type "
+                                           r"'cpu' to a tensor with device type 'cuda'\. Please "
+                                           r"ensure that the gradient and the tensor are on the "
+                                           r"same device$"):
+        x.grad = nbgrad.zeros(2)
+    x.grad = nbgrad.full((2,), 3.0, device=device)
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+
+
+@cuda_only
+def test_data_setter_moves_the_tensor_to_another_device(device):
+    x = nbgrad.zeros(2, requires_grad=True)
+    x.data = nbgrad.ones(2, device=device)
+    assert x.is_cuda and x.device == nbgrad.device("cuda", 0)
+    (x * 2).sum().backward()
+    assert x.grad.is_cuda and x.grad.tolist() == [2.0, 2.0]

@@ -1,6 +1,10 @@
 """Finite-difference gradient checking (central differences, float64)."""
 import numpy as np
 
+from ..gradients import grad
+from ..tape.grad_mode import no_grad
+from ..tensor import Tensor
+
 
 class GradcheckError(RuntimeError):
     pass
@@ -8,10 +12,6 @@ class GradcheckError(RuntimeError):
 
 def _jacobians(func, inputs, outputs, eps):
     """Numerical and analytical Jacobians, one (n_out, n_in) matrix per differentiable input."""
-    from ..tensor import Tensor
-    from . import grad
-    from .grad_mode import no_grad
-
     diff_inputs = [t for t in inputs if getattr(t, "requires_grad", False)]
     out_sizes = [o.numel() for o in outputs]
     numerical = []
@@ -56,8 +56,6 @@ def _outputs(result):
 def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     """Compare the gradients of ``func`` at ``inputs`` with central finite
     differences. Inputs that require grad should be float64."""
-    from ..tensor import Tensor
-
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     for t in inputs:
         if isinstance(t, Tensor) and t.requires_grad and t.dtype.name != "float64":

@@ -31,13 +31,14 @@ import warnings
 import numba
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
+from ..declarations import scalar_math
 
 _loaded = {}
 
 
 # Bumped when the layout of cached files changes, so old caches live apart.
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3  # 3: scalar math moved to nbgrad.declarations (pickles name its module)
 
 
 class KernelCacheWarning(UserWarning):
@@ -254,7 +255,7 @@ def backward_reads(row, wanted):
     return [n for n in order if n in used], names
 
 
-_SCALAR_MATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scalar_math.py")
+_SCALAR_MATH = scalar_math.__file__
 
 
 @functools.lru_cache(maxsize=None)

@@ -3,6 +3,8 @@ their inputs (TensorIterator's ``fast_set_up``, ``compute_strides``,
 ``reorder_dimensions`` and ``allocate_or_resize_outputs``), and copies made
 with ``memory_format=torch.preserve_format`` (``clone``, ``*_like``) keep the
 strides of a dense input, else its order of dimensions (``infer_dense_strides``);
+``cat`` and ``stack`` are C order unless all inputs suggest one channels-last
+format (``cat_compute_output_memory_format``); reductions are C order exactly;
 a leaf's ``.grad`` follows the gradient layout contract (AccumulateGrad).
 
 The functions read ``shape``/``strides``/``flags`` of raw arrays of any
@@ -109,6 +111,108 @@ def preserve_strides(a):
     return None if out == _c_strides(a.shape) else tuple(out)
 
 
+# PyTorch's channels_last (4-D) and channels_last_3d (5-D) memory formats: their
+# dimensions from the fastest-varying to the slowest.
+_CHANNELS_LAST = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
+
+
+def _suggested_order(shape, strides):
+    """PyTorch's suggest_memory_format (is_channels_last_strides_2d_s4/_3d_s5):
+    the channels-last order when the strides are like it, else None (contiguous)."""
+    order = _CHANNELS_LAST.get(len(shape))
+    if order is None or strides[1] == 0:
+        return None
+    least = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < least:
+            return None
+        if d == 0 and least == strides[1]:  # ambiguous (N111): PyTorch falls back to contiguous
+            return None
+        least = strides[d] * max(shape[d], 1)
+    return order
+
+
+def _strides_in_order(shape, order):
+    """Compact strides laying out the dimensions in ``order`` (fastest first),
+    as get_channels_last_strides_2d/_3d (no rounding of size-0/1 dimensions)."""
+    out, step = [0] * len(shape), 1
+    for d in order:
+        out[d] = step
+        step *= shape[d]
+    return tuple(out)
+
+
+def _join_order(layouts):
+    """cat_compute_output_memory_format over (shape, strides) pairs: the order
+    every input suggests, or None (contiguous) when one is contiguous or they differ."""
+    orders = {_suggested_order(shape, strides) for shape, strides in layouts}
+    return orders.pop() if len(orders) == 1 else None
+
+
+def cat_strides(shape, arrays):
+    """Strides of ``torch.cat`` of the raw ``arrays`` (legacy 1-D empty ones
+    included: they vote contiguous) into ``shape``, or None for C order."""
+    order = _join_order([(a.shape, _element_strides(a)) for a in arrays])
+    return None if order is None else _strides_in_order(shape, order)
+
+
+def stack_strides(shape, arrays, dim):
+    """Strides of ``torch.stack`` of the raw ``arrays`` along ``dim`` into
+    ``shape``, or None for C order. PyTorch cats along ``dim`` and views the
+    result as ``shape``; for the new last dimension it cats the inputs
+    unsqueezed there (stride 1, as unsqueeze gives)."""
+    layouts = [(a.shape, _element_strides(a)) for a in arrays]
+    if dim == len(shape) - 1:
+        order = _join_order([(s + (1,), st + (1,)) for s, st in layouts])
+        return None if order is None else _strides_in_order(shape, order)
+    order = _join_order(layouts)
+    if order is None:
+        return None
+    cat_shape = shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:]
+    return view_strides(cat_shape, _strides_in_order(cat_shape, order), shape)
+
+
+def view_strides(shape, strides, new_shape):
+    """PyTorch's computeStride for a non-empty tensor: the strides of its view
+    as ``new_shape``, or None when the memory does not allow one. Runs of
+    dimensions that are contiguous with each other (size-1 ones ignored) are
+    re-split, each new dimension getting the compact stride within its run."""
+    new = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    base = strides[-1] if strides else 1
+    numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != numel * base):  # end of a run
+            while view_d >= 0 and (view_numel < numel or new_shape[view_d] == 1):
+                new[view_d] = view_numel * base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != numel:
+                return None
+            if d > 0:
+                base, numel, view_numel = strides[d - 1], 1, 1
+    return tuple(new) if view_d == -1 else None
+
+
+def has_c_strides(a):
+    """Has the raw array ``a`` PyTorch's exact C-order strides (size-1
+    dimensions too, which NumPy's ``c_contiguous`` ignores)?"""
+    return a.flags.c_contiguous and list(_element_strides(a)) == _c_strides(a.shape)
+
+
+def c_order(backend, a):
+    """``a`` with PyTorch's exact C-order strides (size-1 dimensions too): ``a``
+    itself, a view of it (only size-1 strides differ), or a C-order copy."""
+    if not a.ndim:  # a full reduction's result: the common case
+        return a
+    if not a.flags.c_contiguous:
+        return backend.ascontiguous(a)
+    if has_c_strides(a):
+        return a
+    return backend.as_strided(a, a.shape, tuple(s * a.itemsize for s in _c_strides(a.shape)))
+
+
 def _c_strides(shape):
     out, step = [0] * len(shape), 1
     for k in range(len(shape) - 1, -1, -1):
@@ -154,3 +258,11 @@ def copy(backend, a, strides):
     out = empty(backend, a.shape, strides, a.dtype)
     out[...] = a
     return out
+
+
+def with_strides(backend, a, strides):
+    """``a`` laid out with element ``strides`` (None: PyTorch's exact C order):
+    ``a`` itself when it already is, else a copy."""
+    if strides is None:
+        return c_order(backend, a)
+    return a if _element_strides(a) == tuple(strides) else copy(backend, a, strides)

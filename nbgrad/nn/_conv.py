@@ -10,25 +10,14 @@ one strided add per kernel offset (``kh*kw`` adds, never one per element).
 Pooling uses the same windows and the same per-offset accumulation.
 
 Everything runs on the tensor's backend (``x._backend``): NumPy on the CPU,
-device kernels on CUDA; the raw-array code is the same for both except where
-the CPU writes a GEMM into the caching allocator's memory (``_gemm``) and the
-max-pooling step (one fused kernel per kernel offset on CUDA).
+device kernels on CUDA; the raw-array code is the same for both, the
+products, bias gradients and max-pooling steps being backend primitives.
 """
 import numpy as np
 
-from ..autograd import grad_mode
-from ..backends import cpu
-from ..autograd.graph import Node
+from ..tape import grad_mode
+from ..tape.graph import Node
 from ..tensor import Tensor
-from ._column_sums import column_sums
-
-
-def _gemm(backend, a, b, shape):
-    """``a @ b``; on the CPU written into a buffer from the caching allocator
-    (already-mapped pages), elsewhere a fresh array from the backend."""
-    if backend is cpu:
-        return np.matmul(a, b, out=cpu.empty(shape, np.result_type(a.dtype, b.dtype)))
-    return backend.matmul(a, b)
 
 
 def _recording(*tensors):
@@ -44,7 +33,7 @@ def _recording(*tensors):
 class LinearBackward(Node):
     """``out = x @ W.T + b`` over the last dimension of ``x``."""
 
-    __slots__ = ("x_shape", "has_bias", "_op_name")
+    __slots__ = ("x_shape", "has_bias", "backend", "_op_name")
     # Every gradient is a new GEMM result or a new sum: a leaf (the weight, the
     # bias) takes it as its ``.grad`` without a copy.
     returns_fresh = True
@@ -54,6 +43,7 @@ class LinearBackward(Node):
         self.save(weight if self.needs_grad(0) else None, x if self.needs_grad(1) else None)
         self.x_shape = x._data.shape
         self.has_bias = bias is not None
+        self.backend = x._backend
         self._op_name = "Addmm" if bias is not None else "Mm"
 
     @property
@@ -69,45 +59,22 @@ class LinearBackward(Node):
         if x is not None:
             grads[1] = g2.T @ (x if x.ndim == 2 else x.reshape(-1, x.shape[-1]))
         if self.has_bias:
-            if not self.needs_grad(2):
-                grads.append(None)
-            elif type(g2) is np.ndarray:
-                grads.append(column_sums(g2))
-            else:
-                grads.append(g2.sum(axis=0))
+            grads.append(self.backend.column_sums(g2) if self.needs_grad(2) else None)
         return grads
-
-
-# Out-features at or below which (with at least as many rows) the CPU forward
-# multiplies by a contiguous copy of W.T (see linear).
-_SKINNY = 64
 
 
 def linear(x, weight, bias):
     """Raw ``x @ weight.T + bias`` with autograd; shapes and dtypes already
-    checked (one dtype). One GEMM (into the caching allocator's memory on the
-    CPU) and the bias added in place."""
+    checked (one dtype). One GEMM and the bias added in place."""
     xd = x._data
     backend = x._backend
     wd = weight._data
     x2 = xd if xd.ndim == 2 else xd.reshape(-1, xd.shape[-1])
-    shape = (x2.shape[0], wd.shape[0])
-    if backend is cpu:
-        wt = wd.T
-        if shape[1] <= _SKINNY and shape[0] >= _SKINNY:
-            # A classifier head (few outputs, a batch of rows): right after a large
-            # product, OpenBLAS multiplied by the transposed skinny weight up to 3.7x
-            # slower than by a contiguous copy (256x256 @ (10x256).T: 77 us against
-            # 21 us, copy included; 31 against 23 in another run). The copy is at
-            # most _SKINNY rows of the weight.
-            wt = np.ascontiguousarray(wt)
-        out = np.matmul(x2, wt, out=cpu.empty(shape, xd.dtype))
-    else:
-        out = backend.matmul(x2, wd.T)
+    out = backend.matmul(x2, wd.T)
     if bias is not None:
         out += bias._data
     if xd.ndim != 2:
-        out = out.reshape(xd.shape[:-1] + (shape[1],))
+        out = out.reshape(xd.shape[:-1] + (wd.shape[0],))
     node = LinearBackward(x, weight, bias) if _recording(x, weight, bias) else None
     return Tensor._from_op(out, node, x.dtype, backend)
 
@@ -181,7 +148,7 @@ class ConvolutionBackward(Node):
             # Column gradients, one (N*Ho*Wo, C) block per kernel offset (kh*kw GEMMs in one
             # batched matmul), so that col2im adds contiguous blocks.
             w_offsets = backend.ascontiguous(weight.transpose(2, 3, 0, 1)).reshape(kh * kw, o, c)
-            dcols = _gemm(backend, g2, w_offsets, (kh * kw, n * ho * wo, c))
+            dcols = backend.matmul(g2, w_offsets)  # (kh*kw, N*Ho*Wo, C)
             top, bottom, left, right = self.pads
             dxp = empty((n, h + top + bottom, w + left + right, c), grad.dtype)
             dxp.fill(0)
@@ -199,7 +166,7 @@ class ConvolutionBackward(Node):
             if not self.needs_grad(2):
                 grads.append(None)
             else:
-                grads.append(column_sums(g2) if type(g2) is np.ndarray else g2.sum(axis=0))
+                grads.append(backend.column_sums(g2))
         return grads
 
 
@@ -221,7 +188,7 @@ def conv2d(x, weight, bias, stride, pads, dilation):
     cols.reshape(n, ho, wo, kh, kw, c)[...] = _windows_nhwc(backend, xp, (kh, kw), stride, dilation,
                                                             (ho, wo))
     w2 = backend.ascontiguous(wd.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
-    out2 = _gemm(backend, cols, w2.T, (n * ho * wo, o))
+    out2 = backend.matmul(cols, w2.T)
     if bias is not None:
         out2 += bias._data
     out = empty((n, o, ho, wo), xd.dtype)
@@ -300,8 +267,7 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=Fal
     its window, or None when neither autograd nor the caller needs it). A loop
     over kernel offsets keeps the running maximum (NaN propagates); a later
     offset takes the index only if its value is larger, or NaN (PyTorch's rule):
-    the backend's ``max_pool_step``. The CPU stores offsets as uint8 when they
-    fit; CUDA as int64."""
+    the backend's ``max_pool_step``, with offsets in its ``pool_index_dtype``."""
     xd = x._data
     backend = x._backend
     n, c, h, w = xd.shape
@@ -313,8 +279,7 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=Fal
     recording = _recording(x)
     argmax = None
     if recording or need_indices:
-        small = kh * kw < 256 and backend is cpu
-        argmax = backend.zeros((n, c) + out_hw, np.uint8 if small else np.int64)
+        argmax = backend.zeros((n, c) + out_hw, backend.pool_index_dtype(kh * kw))
     best = None
     for i in range(kh):
         for j in range(kw):

@@ -13,45 +13,9 @@ stay on the input's device.
 """
 import numpy as np
 
-from ..autograd import grad_mode
-from ..autograd.graph import Node
-from ..backends.kernel_source import lazy_module
+from ..tape import grad_mode
+from ..tape.graph import Node
 from ..tensor import Tensor
-
-# The common CPU case (no class weights, a reduced loss) in one pass instead of
-# a NumPy call per step (compare, any, min, max, gather, sum): about 10 us of
-# a classifier's step.
-_SOURCE = '''import numba
-
-
-@numba.njit(cache=True, nogil=True)
-def picked_sum(logp, target, ignore_index):
-    """(the sum of logp[i, target[i]] over the rows whose target is not
-    ignore_index, in double; how many rows those are; the first row whose
-    target is outside [0, classes) and not ignored, or -1)."""
-    rows, classes = logp.shape
-    total = 0.0
-    counted = 0
-    for i in range(rows):
-        t = target[i]
-        if t == ignore_index:
-            continue
-        if t < 0 or t >= classes:
-            return total, counted, i
-        total += logp[i, t]
-        counted += 1
-    return total, counted, -1
-
-
-@numba.njit(cache=True, nogil=True)
-def scatter_value(out, target, value):
-    """out[i, target[i, 0]] = value for every row: the reduced loss's gradient
-    (``out`` zero-filled, targets already checked)."""
-    for i in range(target.shape[0]):
-        out[i, target[i, 0]] = value
-'''
-
-_kernels = lazy_module(_SOURCE, "nll")
 
 
 def _class_last(data, backend):
@@ -95,14 +59,7 @@ class NllLossBackward(Node):
         # coef is one scalar when every sample weighs the same.
         picked = self.coef * (grad.reshape(rows) if self.per_sample else grad)
         out = backend.zeros((rows, classes), grad.dtype)
-        if type(out) is np.ndarray and isinstance(picked, np.generic):
-            # One value for every row (reduced, equal weights): one loop, no index arrays.
-            _kernels().scatter_value(out, self.index, picked)
-        elif isinstance(out, np.ndarray):  # NumPy's put_along_axis builds the same index in Python
-            out[np.arange(rows), self.index.reshape(rows)] = picked
-        else:
-            values = picked.reshape(rows, 1) if picked.ndim else picked.reshape(1, 1)
-            backend.put_along_axis(out, self.index, values, 1)
+        backend.put_per_row(out, self.index, picked)
         if len(shape) <= 2:
             return [out.reshape(shape)]
         spatial = (shape[0], *shape[2:], classes)
@@ -131,9 +88,13 @@ def nll_loss(logp, target, weight, ignore_index, reduction, loss_shape):
     classes = data.shape[0] if data.ndim == 1 else data.shape[1]
     flat = target.reshape(-1).astype(np.int64, copy=False)
     rows = flat.shape[0]
-    if (weight is None and reduction != "none" and type(data) is np.ndarray and data.ndim == 2
-            and rows):
-        picked_sum, counted, bad = _kernels().picked_sum(data, flat, ignore_index)
+    # The common case (no class weights, a reduced loss) in one pass where the backend
+    # has one, instead of a call per step (compare, any, min, max, gather, sum).
+    fast = None
+    if weight is None and reduction != "none" and data.ndim == 2 and rows:
+        fast = backend.picked_sum(data, flat, ignore_index)
+    if fast is not None:
+        picked_sum, counted, bad = fast
         if bad >= 0:
             raise IndexError(f"Target {int(flat[bad])} is out of bounds.")
         if counted == rows:  # nothing ignored: every sample weighs 1
@@ -145,10 +106,10 @@ def nll_loss(logp, target, weight, ignore_index, reduction, loss_shape):
                 divisor = np_dtype.type(rows)
                 value = value / divisor
                 coef = coef / divisor
-            loss = np.array(value)
+            loss = backend.full((), value, np_dtype)
             node = None
             if grad_mode.is_grad_enabled() and logp.requires_grad:
-                node = NllLossBackward(logp, flat.reshape(-1, 1), coef, False)
+                node = NllLossBackward(logp, backend.asarray(flat.reshape(-1, 1)), coef, False)
             return Tensor._from_op(loss, node, dtype, backend), rows
     ignored = flat == ignore_index
     if not ignored.any():
@@ -157,11 +118,7 @@ def nll_loss(logp, target, weight, ignore_index, reduction, loss_shape):
         _check_bounds(flat, ignored, classes)
     safe = flat if ignored is None else np.where(ignored, 0, flat)
     index = backend.asarray(safe.reshape(-1, 1))
-    logp2 = _class_last(data, backend)
-    if isinstance(logp2, np.ndarray):
-        picked = logp2[np.arange(rows), safe]
-    else:
-        picked = backend.take_along_axis(logp2, index, 1).reshape(-1)
+    picked = backend.take_per_row(_class_last(data, backend), index)
     per_sample = reduction == "none"
     if weight is None and ignored is None:
         # Every sample weighs 1: one scalar coefficient, no weight arrays.

@@ -5,13 +5,13 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..declarations import nn_table, op_table
 from ..ops.reductions import log_softmax as _log_softmax
 from ..ops.reductions import softmax as _softmax
-from ..ops.table import BY_NAME as _ROWS
 from ..tensor import Tensor
-from . import _conv, _nll, _rows
+from . import _conv, _nll
 
-_where = _ROWS["where"]
+_where = op_table.BY_NAME["where"]
 
 _C_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
@@ -221,6 +221,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 # ------------------------------------------------------------- activations
 def relu(input, inplace=False):
+    if not isinstance(input, Tensor):  # PyTorch's text names the op it dispatches to
+        raise TypeError(f"relu{'_' if inplace else ''}(): argument 'input' (position 1) must be "
+                        f"Tensor, not {type(input).__name__}")
     return input.relu_() if inplace else input.relu()
 
 
@@ -234,9 +237,9 @@ def tanh(input):
 
 def gelu(input, approximate="none"):
     if approximate == "none":
-        return _rows.gelu(input)
+        return nn_table.gelu(input)
     if approximate == "tanh":
-        return _rows.gelu_tanh(input)
+        return nn_table.gelu_tanh(input)
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
@@ -459,7 +462,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if not target.is_floating_point():
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_C_NAMES[target.dtype.name]}")
-    loss = _rows.binary_cross_entropy_with_logits(input, target,
+    loss = nn_table.binary_cross_entropy_with_logits(input, target,
                                                   1.0 if pos_weight is None else pos_weight)
     if weight is not None:
         loss = loss * weight

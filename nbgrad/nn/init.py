@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import no_grad
+from ..tape.grad_mode import no_grad
 from ..tensor import Tensor
 
 

@@ -6,7 +6,7 @@ Parameters, buffers and submodules are registered by attribute assignment;
 import collections
 import itertools
 
-from ..autograd import grad_mode
+from ..tape import grad_mode
 from ..ops.copying import to_arguments
 from ..tensor import Tensor
 from .parameter import Parameter

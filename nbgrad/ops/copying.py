@@ -5,14 +5,15 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
-from ..autograd.graph import Node
+from ..tape import grad_mode
+from ..tape.graph import Node
 from ..backends import for_device, layout
 from ..device import device as Device
 from ..tensor import Tensor
 from . import mutation
-from .elementwise import apply_inplace
-from .table import BY_NAME
+from .elementwise import ElementwiseBackward, apply_inplace
+from ..declarations.op_table import BY_NAME
+from .registry import tensor_op
 
 
 class PassThroughBackward(Node):
@@ -42,6 +43,7 @@ def _clone(self, strides):
     return _copy_of(self, layout.copy(self._backend, self._data, strides), self.dtype, "Clone")
 
 
+@tensor_op()
 def clone(self):
     """A copy with new memory, taped (the gradient flows back to ``self``). Its
     layout is PyTorch's preserve_format: ``self``'s strides when dense, else
@@ -49,6 +51,7 @@ def clone(self):
     return _clone(self, layout.preserve_strides(self._data))
 
 
+@tensor_op(function=False)
 def contiguous(self):
     """``self`` when C-contiguous, else a C-contiguous copy, taped as ``clone``."""
     return self if self.is_contiguous() else _clone(self, None)
@@ -97,6 +100,7 @@ def _parse_to(self, args, kwargs):
             self.dtype if dtype is None else dtype, copy)
 
 
+@tensor_op(function=False)
 def to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``."""
     device, dtype, copy = _parse_to(self, args, kwargs)
@@ -106,7 +110,10 @@ def to(self, *args, **kwargs):
         return moved if dtype is self.dtype else to(moved, dtype)
     if dtype is self.dtype and not copy:
         return self
-    return _copy_of(self, self._backend.cast(self._data, dtype.numpy), dtype, "ToCopy")
+    # PyTorch's _to_copy lays the result out as clone does (preserve_format).
+    data = layout.with_strides(self._backend, self._backend.cast(self._data, dtype.numpy),
+                               layout.preserve_strides(self._data))
+    return _copy_of(self, data, dtype, "ToCopy")
 
 
 def to_backend(self, backend):
@@ -116,15 +123,27 @@ def to_backend(self, backend):
     return Tensor._from_op(data, ToDeviceBackward(self) if record else None, self.dtype, backend)
 
 
-def _write(row, self, value, op_name):
+def write_row(row, self, value, op_name):
     """Run an in-place row; a write into an integer or bool tensor is never
-    recorded (it cannot carry a gradient), as in PyTorch."""
+    recorded (it cannot carry a gradient), as in PyTorch. A copy of ``self``'s
+    very elements (``e.copy_(e)``, ``e[...] = e``) runs no kernel and no
+    overlap check, as PyTorch's copy_ returns early, yet counts and tapes the
+    write (an expanded ``e`` may be written so)."""
+    if row is BY_NAME["copy"] and mutation.same_elements(self._backend, self._data, value._data):
+        others_require_grad = value.requires_grad and self.dtype.is_floating_point
+        mutation.check_inplace(self, others_require_grad, internal=False)
+        return mutation.write(
+            self, op_name, kernel=lambda: None,
+            make_node=lambda: ElementwiseBackward.record(row, (self, value), self.dtype,
+                                                         self._backend, inplace=True),
+            others_require_grad=others_require_grad, checked=True)
     if self.dtype.is_floating_point:
         return apply_inplace(row, self, (value,), op_name=op_name)
     with grad_mode.no_grad():
         return apply_inplace(row, self, (value,), op_name=op_name)
 
 
+@tensor_op(function=False)
 def copy_(self, src):
     if isinstance(src, (numbers.Number, np.bool_)) and not isinstance(src, complex):
         src = Tensor._wrap(self._backend.asarray(src, dtypes.scalar_dtype(src).numpy),
@@ -134,10 +153,15 @@ def copy_(self, src):
                         f"{type(src).__name__}")
     if src._backend is not self._backend:  # a copy across devices (taped, as in PyTorch)
         src = to_backend(src, self._backend)
+    # PyTorch's order: autograd's checks, then the overlap checks (then shapes, in write_row).
+    same = mutation.same_elements(self._backend, self._data, src._data)
+    mutation.check_inplace(self, src.requires_grad and self.dtype.is_floating_point,
+                           internal=not same)
     mutation.check_no_partial_overlap(self._backend, self._data, src._data)
-    return _write(BY_NAME["copy"], self, src, "copy_")
+    return write_row(BY_NAME["copy"], self, src, "copy_")
 
 
+@tensor_op(function=False)
 def fill_(self, value):
     if isinstance(value, Tensor):
         if value.ndim:
@@ -147,8 +171,43 @@ def fill_(self, value):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
     else:
         dtypes.check_scalar(value, self.dtype)  # before any write: NaN into int64, 2**63, ...
-    return _write(BY_NAME["fill"], self, value, "fill_")
+    return write_row(BY_NAME["fill"], self, value, "fill_")
 
 
+@tensor_op(function=False)
 def zero_(self):
-    return _write(BY_NAME["fill"], self, 0, "zero_")
+    return write_row(BY_NAME["fill"], self, 0, "zero_")
+
+
+@tensor_op("type", function=False)
+def _type(self, dtype=None):
+    """The type name (PyTorch's: ``nbgrad.cuda.FloatTensor`` on the GPU), or a cast to ``dtype``."""
+    if isinstance(dtype, str):  # a type name, "nbgrad.DoubleTensor"
+        names = {f"nbgrad.{d.tensor_type}": d for d in dtypes._BY_RANK}
+        if dtype not in names:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = names[dtype]
+    if dtype is not None:
+        return to(self, dtype)
+    return f"nbgrad.{'cuda.' if self.is_cuda else ''}{self.dtype.tensor_type}"
+
+
+def _conversion(name, target):
+    def convert(self):
+        return to(self, target)
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = f"``self.to({target!r})``" if isinstance(target, str) else \
+        f"``self.to(nbgrad.{target.name})``"
+    tensor_op(name, function=False)(convert)
+
+
+for _name, _target in (("float", dtypes.float32), ("double", dtypes.float64),
+                       ("long", dtypes.int64), ("bool", dtypes.bool_), ("cpu", "cpu")):
+    _conversion(_name, _target)
+
+
+@tensor_op(function=False)
+def cuda(self, device=None):
+    """``self.to("cuda")`` (``device``: an index or a device)."""
+    return to(self, "cuda" if device is None else
+              f"cuda:{device}" if isinstance(device, int) else device)

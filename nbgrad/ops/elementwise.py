@@ -1,220 +1,21 @@
-"""Elementwise ops: the row type, and the dispatch that runs a row's kernels.
-
-A row is a scalar forward function plus, for each differentiable input, its
-derivative. Parameter names carry meaning: the forward's parameters name the
-inputs, and a derivative reads ``g`` (the incoming gradient), ``out`` (the
-forward result) and any inputs by name. What a derivative reads is exactly
-what the forward saves, so ``mul`` saves the other operand and ``sigmoid`` its
-output, as in PyTorch.
-"""
-import inspect
+"""Elementwise dispatch: applying a row (``nbgrad.declarations.row``) to
+tensors, promoting, broadcasting and recording its node, and running the
+backend's kernels forward and backward."""
 import numbers
 
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
-from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import _SEQUENCE, Node, SavedTensor, SavedValue, input_meta
+from ..tape import grad_mode
+from ..tape.grad_mode import _state as _grad_state
+from ..tape.graph import Node, SavedTensor, SavedValue, edge_of, fill_node, input_meta
 from ..backends import layout
+from ..declarations.row import FastPath, Row, elementwise  # noqa: F401  (nbgrad.ops's)
 from ..tensor import Tensor
 from . import mutation
 from .broadcasting import broadcast_shapes
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
-
-
-class FastPath:
-    """Cheaper versions of a row's forward and of some derivatives, valid
-    while every input they read is within ``abs(x) <= limit`` (sin and cos
-    skip their huge-argument reduction there). The CPU kernels check each
-    block of elements (nan fails the check) and run these where it passes,
-    the row's own functions elsewhere; other backends ignore them. Each takes
-    the same parameters as the function it stands in for."""
-
-    def __init__(self, limit, forward, grads=None):
-        self.limit = float(limit)
-        self.forward = forward
-        self.grads = dict(grads or {})
-
-    def derivative(self, i, row):
-        """The fast derivative for input ``i`` of ``row``, or None."""
-        return self.grads.get(row.inputs[i])
-
-    def validate(self, row):
-        def params(fn):
-            return tuple(inspect.signature(fn).parameters)
-        if not 0 <= self.limit < float("inf"):
-            raise ValueError(f"{row.name}: the fast path's limit must be finite and >= 0")
-        if params(self.forward) != row.inputs:
-            raise ValueError(f"{row.name}: the fast forward must take {row.inputs}")
-        for name, fn in self.grads.items():
-            if name not in row.inputs or row.derivative(row.inputs.index(name)) is None:
-                raise ValueError(f"{row.name}: fast derivative for {name!r}, which has none")
-            if params(fn) != row.grad_params(row.inputs.index(name)):
-                raise ValueError(f"{row.name}: the fast derivative for {name!r} must read "
-                                 f"{row.grad_params(row.inputs.index(name))}")
-
-
-class ElementwiseOp:
-    """One row of the op table; calling it applies the op to tensors."""
-
-    def __init__(self, name, forward, grads=None, *, result="promote", bool_inputs=(),
-                 domain=(-2.0, 2.0), method=True, title=None, fast_path=None, check=None):
-        """``result``: "promote" (PyTorch's promotion), "float" (integer
-        results become float32, as for ``div`` and ``exp``), "bool"
-        (comparisons) or "self" (the dtype of the first input, for ``copy_``).
-        ``bool_inputs`` are masks kept out of promotion. ``domain`` is where
-        tests sample inputs. ``method`` adds ``Tensor.<name>``/``<name>_``.
-        ``fast_path``: a ``FastPath`` (cheaper versions for small inputs).
-        ``check(args)``: raises PyTorch's error for arguments the op refuses
-        (``-`` on bools), given tensors as their dtypes and numbers as they
-        are; it returns the positions of the numbers whose values it reads
-        (``int_tensor ** -1``), which every call then checks, or None."""
-        self.name = name
-        self.forward = forward
-        self.inputs = tuple(inspect.signature(forward).parameters)
-        grads = dict(grads or {})
-        unknown = set(grads) - set(self.inputs)
-        if unknown:
-            raise ValueError(f"{name}: derivatives given for unknown inputs {sorted(unknown)}; "
-                             f"the forward's inputs are {self.inputs}")
-        self._derivatives = [grads.get(n) for n in self.inputs]
-        self._grad_params = []
-        allowed = {"g", "out", *self.inputs}
-        for n, fn in zip(self.inputs, self._derivatives):
-            params = tuple(inspect.signature(fn).parameters) if fn else ()
-            if set(params) - allowed:
-                raise ValueError(f"{name}: the derivative for {n!r} reads {sorted(set(params) - allowed)}; "
-                                 f"it may read only {sorted(allowed)}")
-            self._grad_params.append(params)
-        if result not in ("promote", "float", "bool", "self"):
-            raise ValueError(f"{name}: result must be promote, float, bool or self, not {result!r}")
-        self.result = result
-        self.bool_inputs = tuple(self.inputs.index(n) for n in bool_inputs)
-        self.differentiable = tuple(i for i, fn in enumerate(self._derivatives) if fn is not None)
-        # Derivatives that are just ``g`` (add, sub's first input) need no kernel.
-        self.passthrough = frozenset(i for i in self.differentiable if _is_identity(
-            self._derivatives[i], self._grad_params[i]))
-        self._reads = {}
-        self._by_mask = {}
-        # dtype -> _Plan for calls with one (two) arguments that are all
-        # tensors of that dtype (on one device: the plan's, checked on use);
-        # found without building a key. Only calls of the right arity get in:
-        # a plan is made (and _prepare's checks pass) before it is stored.
-        self._same_dtype1 = {}
-        self._straight_entries = {}  # argument kinds -> dtype -> straight_line's entry
-        self._function = None  # what calling the row runs (see __call__)
-        self._same_dtype2 = {}
-        self.domain = domain
-        self.method = method
-        self.op_name = title or "".join(part.title() for part in name.split("_"))
-        if fast_path is not None:
-            fast_path.validate(self)
-        self.fast_path = fast_path
-        self.check = check
-
-    def derivative(self, i):
-        return self._derivatives[i]
-
-    def reads(self, needed):
-        """Names the derivatives of the inputs flagged in ``needed`` read."""
-        return self.backward_spec(needed).reads
-
-    def backward_spec(self, needed):
-        """What a node needs, given which inputs need a gradient (``needed``,
-        one flag per input): computed once per mask."""
-        spec = self._reads.get(needed)
-        if spec is None:
-            spec = self._reads[needed] = _BackwardSpec(self, needed)
-        return spec
-
-    def _spec_for_mask(self, mask):
-        """``backward_spec`` keyed by a bit mask (bit k: input k needs a gradient)."""
-        spec = self._by_mask.get(mask)
-        if spec is None:
-            spec = self._by_mask[mask] = self.backward_spec(
-                tuple(bool(mask >> k & 1) for k in range(len(self.inputs))))
-        return spec
-
-    def grad_params(self, i):
-        return self._grad_params[i]
-
-    def __call__(self, *args):
-        call = self._function
-        if call is None:  # made on first use: straight_line imports this module
-            from . import straight_line
-            call = self._function = (straight_line.function(self) if straight_line.supported(self)
-                                     else self._apply)
-        return call(*args)
-
-    def _apply(self, *args):
-        return apply(self, args)
-
-    def inplace(self, tensor, *args):
-        return apply_inplace(self, tensor, args)
-
-    def __repr__(self):
-        return f"<elementwise op {self.name}{self.inputs}>"
-
-
-def elementwise(name, forward, grads=None, **options):
-    """Declare a new elementwise op as one row; returns it, ready to call.
-
-    >>> square = nbgrad.elementwise("square", lambda a: a * a, grads={"a": lambda g, a: 2 * g * a})
-    >>> square(nbgrad.tensor([3.0], requires_grad=True)).backward()
-    """
-    return ElementwiseOp(name, forward, grads, **options)
-
-
-def _is_identity(fn, params):
-    if params != ("g",):
-        return False
-    marker = object()
-    try:
-        return fn(marker) is marker
-    except Exception:  # arithmetic on the marker: not the identity
-        return False
-
-
-class _BackwardSpec:
-    """For one row and one set of inputs needing a gradient: what the forward
-    saves, which gradients the fused kernel computes, which pass ``g`` through,
-    and the backends' kernel runners for it."""
-
-    __slots__ = ("row", "reads", "saves", "saves_out", "wanted", "passed", "runners", "direct")
-
-    def __init__(self, row, needed):
-        self.row = row
-        self.reads = frozenset(p for i in row.differentiable if needed[i] for p in row.grad_params(i))
-        self.saves = tuple(k for k, name in enumerate(row.inputs) if name in self.reads)
-        self.saves_out = "out" in self.reads
-        active = [i for i in row.differentiable if needed[i]]
-        self.passed = tuple(i for i in active if i in row.passthrough)
-        self.wanted = tuple(i for i in active if i not in row.passthrough)
-        self.runners = {}
-        # The kernel computes every input's gradient, in input order: its
-        # result is the node's result as it is.
-        self.direct = not self.passed and self.wanted == tuple(range(len(row.inputs)))
-
-    def runner(self, backend, kinds):
-        """``run(grad, args, out) -> gradients of the wanted inputs`` on
-        ``backend`` for saved values of ``kinds`` (None: all arrays). A backend
-        may offer one specialised to the kinds; any backend has the plain call."""
-        key = backend if kinds is None else (backend, kinds)
-        run = self.runners.get(key)
-        if run is None:
-            row, wanted = self.row, self.wanted
-            make = getattr(backend, "elementwise_backward_for", None)
-            if make is not None:
-                run = make(row, wanted, kinds or "a" * len(row.inputs))
-            else:
-                backward = backend.elementwise_backward
-
-                def run(grad, args, out):
-                    return backward(row, wanted, grad, args, out)
-            self.runners[key] = run
-        return run
 
 
 class _Recipe:
@@ -255,20 +56,12 @@ class ElementwiseBackward(Node):
     def record(row, args, dtype, backend, inplace=False, title=None, recipes=None):
         """The node for ``row(*args)``, of its recipe's class. ``recipes``: the
         plan's cache of recipes by gradient mask (None: make one)."""
-        # Node.__init__, inlined: this runs for every recorded op.
         edges = []
         metas = []
         mask = 0
         bit = 1
         for t in args:
-            edge = None
-            if isinstance(t, Tensor):
-                edge = t._grad_fn
-                if t._base is not None:
-                    edge = t._gradient_edge() if t.requires_grad else None
-                elif edge is None and t._requires_grad:  # a leaf: Tensor._gradient_edge
-                    ref = t._grad_accumulator
-                    edge = (ref() if ref is not None else None) or t._gradient_edge()
+            edge = edge_of(t)
             edges.append(edge)
             if edge is None:
                 metas.append(None)
@@ -282,11 +75,7 @@ class ElementwiseBackward(Node):
             if recipes is not None:
                 recipes[mask] = recipe
         self = _new(recipe.node_class)
-        self.next_edges = edges
-        self.input_meta = metas
-        self.pre_hooks = None
-        self.retained = None
-        self.sequence_nr = next(_SEQUENCE)
+        fill_node(self, edges, metas)
         self.recipe = recipe
         spec = recipe.spec
         self.out = spec.saves_out
@@ -350,14 +139,15 @@ class ElementwiseBackward(Node):
         return self.backward_and_release(grad)
 
     def _specialize(self):
+        from .straight_line import backward  # (straight_line builds on this module)
         cls = self.__class__
-        straight = _straight_line_backward(self.recipe)
+        straight = backward(self.recipe)
         if straight is None:
             cls.backward = _general_backward
             cls.backward_and_release = Node.backward_and_release
         else:
             cls.backward = straight
-            cls.backward_and_release = _straight_line_backward(self.recipe, release=True)
+            cls.backward_and_release = backward(self.recipe, release=True)
 
 
 def _general_backward(node, grad):
@@ -407,104 +197,19 @@ def _general_backward(node, grad):
     return result
 
 
-def _unpack_lines(name, saved_input):
-    """``{name}``'s array from the SavedTensor ``s_{name}``: SavedTensor.unpack
-    inlined where it would only return ``data``, called where it may raise
-    (or must re-derive a view)."""
-    lines = [f"{name} = s_{name}.data",
-             f"if {name} is None or s_{name}.counter.value != s_{name}.version:",
-             f"    {name} = s_{name}.unpack()"]
-    if saved_input:  # an input with history: detached in place, or a view, since?
-        lines += [f"elif s_{name}.producer is not None:",
-                  f"    t = s_{name}.tensor_ref()",
-                  "    if t is not None and (t._base is not None or t._grad_fn is None):",
-                  f"        {name} = s_{name}.unpack()"]
-    return lines
-
-
-# The most dimensions the straight-line code (here and in straight_line.py) takes.
-STRAIGHT_MAX_NDIM = 4
-
-
-def _by_ndim(kernel_for):
-    """Kernels indexed by number of dimensions, made as they are met
-    (``_load_kernel``); the backend's ``kernel_for`` at index 0."""
-    return [kernel_for] + [None] * STRAIGHT_MAX_NDIM
-
-
-def _load_kernel(kernels, ndim):
-    found = kernels[ndim] = kernels[0](ndim)
-    return found
-
-
-def _straight_line_backward(recipe, release=False):
-    """Straight-line Python for one recipe's backward in the common case (a
-    gradient of 1 to 4 dimensions under the backend's small-call size, every
-    saved value an array of its shape), else ``_general_backward``. None where the recipe
-    never qualifies (saved numbers, casts, a non-differentiable row, a
-    backend without small flat kernels). ``release``: ``backward_and_release``,
-    which also frees the saved tensors once their values are read."""
-    spec, row = recipe.spec, recipe.row
-    if recipe.kinds is not None or recipe.cast or not row.differentiable:
-        return None
-    arity = len(row.inputs)
-    result = ["None"] * arity
-    for i in spec.passed:
-        result[i] = "grad"
-    namespace = {"general": _general_backward}
-    lines = ["def backward(node, grad):"]
-    if spec.wanted:
-        small = recipe.backend.elementwise_small_backward(row, spec.wanted, recipe.dtype.numpy)
-        if small is None:
-            return None
-        kernel_for, below, new, sources = small
-        namespace.update(kernels=_by_ndim(kernel_for), load_kernel=_load_kernel, below=below,
-                         new=new, MAX_NDIM=STRAIGHT_MAX_NDIM)
-        names = {-1: "grad", -2: "out"}
-        names.update((k, f"x{k}") for k in spec.saves)
-        body = ["args = node.args"] if spec.saves else []
-        for k in spec.saves:
-            body += [f"s_x{k} = args[{k}]"] + _unpack_lines(f"x{k}", True)
-        if spec.saves_out:
-            body += ["s_out = node.out"] + _unpack_lines("out", False)
-        checks = [f"x{k}.shape == shape" for k in spec.saves]
-        grads = [f"grad{i}" for i in spec.wanted]
-        for i in spec.wanted:
-            result[i] = f"grad{i}"
-        inner = ["dtype = grad.dtype"] + [f"{g} = new(shape, dtype)" for g in grads]
-        inner += ["kernel = kernels[ndim] or load_kernel(kernels, ndim)",
-                  f"kernel({', '.join([names[k] for k in sources] + grads)})"]
-        if release:  # node.saved holds exactly these (no numbers: recipe.kinds is None)
-            inner += [f"s_x{k}.data = None" for k in spec.saves]
-            inner += ["s_out.data = None"] if spec.saves_out else []
-        inner.append(f"return [{', '.join(result)}]")
-        if checks:
-            body.append(f"if {' and '.join(checks)}:")
-            inner = ["    " + line for line in inner]
-        body += inner
-        lines += ["    shape = grad.shape", "    ndim = len(shape)",
-                  "    if 0 < ndim <= MAX_NDIM and grad.size < below:"]
-        lines += ["        " + line for line in body]
-        lines += ["    grads = general(node, grad)", "    node.release_saved()",
-                  "    return grads"] if release else ["    return general(node, grad)"]
-    else:  # every gradient is ``grad`` itself (add) or None
-        if release and (spec.saves or spec.saves_out):
-            lines.append("    node.release_saved()")
-        lines.append(f"    return [{', '.join(result)}]")
-    exec("\n".join(lines), namespace)
-    return namespace["backward"]
-
-
 def _device_error(a, b):
     return RuntimeError("Expected all tensors to be on the same device, but found at least two "
                         f"devices, {a.device} and {b.device}!")
 
 
 def _prepare(row, args):
-    """Promote, broadcast and unwrap the arguments of a row."""
+    """Check, promote, broadcast and unwrap the arguments of a row; also
+    returns how each argument is converted (``_Plan.convert``)."""
     if len(args) != len(row.inputs):
         raise TypeError(f"{row.name}() takes {len(row.inputs)} arguments ({', '.join(row.inputs)}) "
                         f"but {len(args)} were given")
+    if row.tensors is not None:
+        check_tensors(row, args)
     first = None
     for a in args:
         if isinstance(a, Tensor):
@@ -515,6 +220,8 @@ def _prepare(row, args):
         elif not isinstance(a, (numbers.Number, np.bool_)) or isinstance(a, complex):
             raise TypeError(f"{row.name}(): expected Tensor or number arguments, "
                             f"got {type(a).__name__}")
+        elif isinstance(a, int):
+            _int_fits(a)
     if first is None:
         raise TypeError(f"{row.name}(): expected at least one Tensor argument")
     if row.check is not None:
@@ -528,17 +235,83 @@ def _prepare(row, args):
     out_dtype = dtypes.bool_ if row.result == "bool" else dtype
     backend = first._backend
     shape = broadcast_shapes(*(a._data.shape for a in args if isinstance(a, Tensor)))
-    scalar_type = dtype.numpy.type
-    raw = []
+    convert = _converters(row, args, dtype)
+    raw = [a._data if c is None else backend.cast(a._data, c) if isinstance(c, np.dtype) else c(a)
+           for a, c in zip(args, convert)]
+    return backend, dtype, out_dtype, shape, raw, convert
+
+
+def check_tensors(row, args, first_position=1):
+    """PyTorch's TypeError for an argument that is not a tensor, for a row
+    whose signature takes tensors only (``row.tensors``); returns ``args``.
+    ``first_position``: 0 for a method's arguments (``self`` has none)."""
+    for k, (name, a) in enumerate(zip(row.tensors, args)):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"{row.name}(): argument '{name}' (position {k + first_position}) "
+                            f"must be Tensor, not {type(a).__name__}")
+    return args
+
+
+_INT64_END = 2 ** 63
+
+
+def _int_fits(value):
+    """PyTorch first makes a Python int its Scalar, an int64 or (from 2**63
+    on) a uint64: beyond those, its OverflowError."""
+    if value >= 2 * _INT64_END:
+        raise OverflowError("int too big to convert")
+    if value < -_INT64_END:
+        raise OverflowError("can't convert negative int to unsigned")
+
+
+def _bool_promotion_refused(value):
+    raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted "
+                       "to promote Bool and UInt64")
+
+
+def _int64_overflow(value):
+    raise RuntimeError("value cannot be converted to type int64_t without overflow")
+
+
+def _converters(row, args, dtype):
+    """Per argument: None (a tensor used as is), a NumPy dtype (a tensor cast
+    to it) or a callable (a number, typed as the kernel will see it)."""
+    convert = []
     for k, a in enumerate(args):
         if isinstance(a, Tensor):
-            data = a._data
-            if k not in row.bool_inputs and data.dtype != dtype.numpy:
-                data = backend.cast(data, dtype.numpy)
-            raw.append(data)
+            cast = k not in row.bool_inputs and a.dtype is not dtype
+            convert.append(dtype.numpy if cast else None)
+        elif k in row.bool_inputs:
+            convert.append(np.bool_)
+        elif isinstance(a, int) and not isinstance(a, bool):
+            convert.append(_int_converter(row, args, k, dtype))
         else:
-            raw.append(np.bool_(a) if k in row.bool_inputs else scalar_type(a))
-    return backend, dtype, out_dtype, shape, raw
+            convert.append(dtype.numpy.type)
+    return convert
+
+
+def _int_converter(row, args, k, dtype):
+    """The kernel's value of a Python int at ``k`` (``dtype``: the
+    computation's), with PyTorch's rules for ints that only a uint64 holds."""
+    convert = dtype.numpy.type
+    promoted = [a.dtype for i, a in enumerate(args) if isinstance(a, Tensor)
+                and i not in row.bool_inputs]
+    if row.result != "self" and all(d is dtypes.bool_ for d in promoted):
+        unsigned = _bool_promotion_refused  # bool with uint64 promotes to nothing
+    elif dtype is not dtypes.int64:
+        unsigned = convert  # floating (or fill_'s bool): the value itself
+    elif k in row.scalars:
+        unsigned = _int64_overflow
+    else:  # a wrapped uint64 number cast to int64: modulo 2**64
+        def unsigned(value):
+            return convert(value - 2 * _INT64_END)
+
+    def converted(value):
+        if -_INT64_END <= value < _INT64_END:
+            return convert(value)
+        _int_fits(value)
+        return unsigned(value)
+    return converted
 
 
 def _kinds(args):
@@ -547,8 +320,11 @@ def _kinds(args):
 
 
 def _checked(check, kinds, k, convert):
-    """``convert`` for the number at ``k``, running ``check`` on its value first."""
+    """``convert`` for the number at ``k``, running ``check`` on its value first
+    (after ``_int_fits``: PyTorch makes the number a Scalar before checking it)."""
     def checked(value):
+        if value.__class__ is int:
+            _int_fits(value)
         check(kinds[:k] + [value] + kinds[k + 1:])
         return convert(value)
     return checked
@@ -572,19 +348,13 @@ class _Plan:
     it) or a callable (a number, typed as the kernel will see it)."""
 
     __slots__ = ("backend", "dtype", "out_dtype", "out_np", "convert", "plain", "grad_args",
-                 "run", "forward", "recipes")
+                 "run", "forward", "recipes", "c_order")
 
     def __init__(self, row, args):
-        backend, dtype, out_dtype, _, _ = _prepare(row, args)  # raises what _prepare raises
+        backend, dtype, out_dtype, _, _, convert = _prepare(row, args)  # raises what it raises
         self.backend, self.dtype, self.out_dtype = backend, dtype, out_dtype
         self.out_np = out_dtype.numpy
-        convert = []
-        for k, a in enumerate(args):
-            if isinstance(a, Tensor):
-                cast = k not in row.bool_inputs and a.dtype is not dtype
-                convert.append(dtype.numpy if cast else None)
-            else:
-                convert.append(np.bool_ if k in row.bool_inputs else dtype.numpy.type)
+        self.c_order = any(not isinstance(args[k], Tensor) for k in row.contiguous_with_number)
         if row.check is not None:  # numbers whose value the check reads: checked on every call
             kinds = _kinds(args)
             for k in row.check(kinds) or ():
@@ -707,7 +477,7 @@ def apply(row, args):
         plan = _plan_for(row, args)
         raw, shape = _raw_arguments(plan, args)
     out = None
-    if len(shape) > 1:  # (a loop, not a generator: this runs on every general call)
+    if len(shape) > 1 and not plan.c_order:  # (a loop, not a generator: this runs on every call)
         for a in args:
             if isinstance(a, Tensor) and not a._data.flags.c_contiguous:
                 out = _strided_output(plan, shape, args, raw)
@@ -723,15 +493,7 @@ def apply(row, args):
                 node = ElementwiseBackward.record(row, args, plan.dtype, plan.backend, False, None,
                                                   plan.recipes)  # positional: a cheaper call
                 break
-    result = _new(Tensor)  # Tensor._from_op, inlined
-    result._data = out
-    result._backend = plan.backend
-    result.dtype = plan.out_dtype
-    result._vc = None
-    result._base = None
-    result._requires_grad = False
-    result._grad_fn = node
-    result._grad = None
+    result = Tensor._from_op(out, node, plan.out_dtype, plan.backend)
     if node is not None and node.out is True:  # node.after_write, inlined
         node.out = saved = SavedTensor(result, node.recipe.title)
         node.saved += (saved,)
@@ -781,7 +543,7 @@ def apply_inplace(row, self, args, op_name=None):
     filling = op_name in ("fill_", "zero_") and not isinstance(args[0], Tensor)
     mutation.check_inplace(self, others_require_grad, internal=not filling)
     args = _cpu_scalars_moved((self, *args), first=1)
-    backend, dtype, out_dtype, shape, raw = _prepare(row, args)
+    backend, dtype, out_dtype, shape, raw, _ = _prepare(row, args)
     if shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                            f"broadcast shape {list(shape)}")
@@ -803,3 +565,16 @@ def apply_inplace(row, self, args, op_name=None):
         make_node=lambda: ElementwiseBackward.record(row, args, dtype, backend, inplace=True,
                                                      title=title),
         others_require_grad=others_require_grad, checked=True)
+
+
+def _function_for(row):
+    """What calling ``row`` runs: its straight-line function where the row
+    qualifies (straight_line builds on this module), else ``apply``."""
+    from . import straight_line
+    if straight_line.supported(row):
+        return straight_line.function(row)
+    return lambda *args: apply(row, args)
+
+
+Row.function_for = staticmethod(_function_for)
+Row.apply_inplace = staticmethod(apply_inplace)

@@ -2,17 +2,18 @@
 None, Ellipsis) give views; integer-array and boolean keys give copies."""
 import builtins
 import numbers
+import warnings
 
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
-from ..autograd.graph import Node, SavedValue
-from ..backends import backend_of
+from ..tape import grad_mode
+from ..tape.graph import Node, SavedValue
+from ..backends import backend_of, layout
 from ..tensor import Tensor
 from . import copying, mutation, views
-from .elementwise import _TYPE_NAMES, apply_inplace
-from .table import BY_NAME
+from .elementwise import _TYPE_NAMES
+from ..declarations.op_table import BY_NAME
 from .views import make_view
 
 
@@ -23,9 +24,9 @@ def _as_key(self, key):
     basic = True
     for item in items:
         if isinstance(item, Tensor):
-            if item.dtype.is_floating_point:
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            if item.ndim == 0 and item.dtype is not dtypes.bool_:
+            # (a float tensor is refused later, by _check_indices, as by PyTorch's index kernels)
+            integral = not item.dtype.is_floating_point and item.dtype is not dtypes.bool_
+            if item.ndim == 0 and integral:
                 item = int(item.item())  # a 0-d integer tensor selects, as in PyTorch
             elif item.is_cuda and not self.is_cuda:
                 raise RuntimeError("indices should be either on cpu or on the same device as the "
@@ -40,10 +41,10 @@ def _as_key(self, key):
                 raise ValueError("step must be greater than zero")
         elif isinstance(item, (list, np.ndarray)) or isinstance(item, (bool, np.bool_)):
             item = np.asarray(item)
-            if item.dtype.kind == "f" and item.size == 0:
-                item = item.astype(np.int64)  # [] has no dtype: PyTorch reads it as indices
-            elif item.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if item.dtype.kind == "f":  # PyTorch reads numbers (and []) as int64 indices, truncated
+                if not np.all((item >= -2.0 ** 63) & (item < 2.0 ** 63)):  # NaN is out of range too
+                    raise RuntimeError("value cannot be converted to type int64 without overflow")
+                item = item.astype(np.int64)
             elif item.dtype.kind in "US":  # PyTorch reads a list as a tensor's data
                 kind = "str" if item.dtype.kind == "U" else "bytes"
                 raise TypeError(f"new(): invalid data type '{kind}'")
@@ -61,17 +62,29 @@ def _is_mask(item):
     return isinstance(item, np.ndarray) and item.dtype == np.bool_
 
 
+def _consumed(key):
+    """How many dims of the indexed tensor ``key`` consumes."""
+    return builtins.sum(k.ndim if _is_mask(k) else 1 for k in key
+                        if k is not None and k is not Ellipsis)
+
+
 def _check_key(self, key):
-    """PyTorch's checks and messages for a key, before NumPy sees it."""
+    """PyTorch's checks and messages for a key as Python reads it, before NumPy sees it."""
     if builtins.sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = builtins.sum(k.ndim if _is_mask(k) else 1 for k in key
-                            if k is not None and k is not Ellipsis)
-    shape = self._data.shape
-    if consumed > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
-    # The shape of the tensor the advanced indices apply to (after the basic ones).
-    sliced, masks, index_shapes, dim = [], [], [], 0
+    if _consumed(key) > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+
+
+def _check_indices(self, key):
+    """PyTorch's checks and messages for the index arrays of a key (masks'
+    dtypes, shapes, broadcasting), made by its index and index_put_ kernels."""
+    if any(isinstance(k, np.ndarray) and k.dtype.kind == "f" for k in key):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    consumed, shape = _consumed(key), self._data.shape
+    # The shape of the tensor the advanced indices apply to (after the basic
+    # ones), and the sizes of the dimensions they index.
+    sliced, masks, index_shapes, indexed, dim = [], [], [], [], 0
     for k in key:
         if k is Ellipsis:
             n = len(shape) - consumed
@@ -89,10 +102,12 @@ def _check_key(self, key):
             masks.append((k, len(sliced)))
             index_shapes += [(int(np.count_nonzero(k)),)] * k.ndim
             sliced += shape[dim:dim + k.ndim]
+            indexed += shape[dim:dim + k.ndim]
             dim += k.ndim
         elif isinstance(k, np.ndarray):
             index_shapes.append(k.shape)
             sliced.append(shape[dim])
+            indexed.append(shape[dim])
             dim += 1
         else:
             dim += 1
@@ -103,16 +118,25 @@ def _check_key(self, key):
                 raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match "
                                  f"the shape of the indexed tensor {list(sliced)} at index {at + j}")
     try:
-        np.broadcast_shapes(*index_shapes)
+        replaced = np.broadcast_shapes(*index_shapes)
     except ValueError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
                          + ", ".join(str(list(s)) for s in index_shapes)) from None
+    if 0 in indexed and 0 not in replaced:  # no index is valid for an empty dimension
+        raise IndexError("index is out of bounds for dimension with size 0")
 
 
 def _index_shape(shape, key):
     """The shape ``a[key]`` has for an array of ``shape``, found on the host
-    from a zero-copy broadcast scalar (no data is read or gathered)."""
-    return np.broadcast_to(np.empty((), np.int8), shape)[key].shape
+    from a zero-copy broadcast scalar (no data is read or gathered). Its index
+    arrays are bounds-checked only when that shape is not empty: PyTorch
+    checks them in its kernel, which then never runs."""
+    scalar = np.broadcast_to(np.empty((), np.int8), shape)
+    unchecked = scalar[tuple(np.zeros_like(k) if isinstance(k, np.ndarray) and not _is_mask(k)
+                             else k for k in key)].shape
+    if 0 not in unchecked:
+        scalar[key]  # NumPy's out-of-range error
+    return unchecked
 
 
 def _view_name(key, single, shape):
@@ -141,6 +165,57 @@ def _view_name(key, single, shape):
     return name
 
 
+def _index_strides(a, key):
+    """Element strides of PyTorch's result of the raw array ``a`` indexed by
+    the advanced ``key`` (None: C order). PyTorch's index kernel is a
+    TensorIterator whose output follows the layout of its inputs: ``a``
+    restrided (the indexed dims replaced by the broadcast index shape, stride
+    0; moved to the front first when not adjacent) and the index tensors
+    (masks as their nonzero() columns), with size-1 dims for the other dims."""
+    consumed = _consumed(key)
+    per_dim = []
+    for k in key:
+        if k is Ellipsis:
+            per_dim += [None] * (a.ndim - consumed)
+        elif isinstance(k, slice):  # always a full slice here
+            per_dim.append(None)
+        elif _is_mask(k):  # a mask column orders dims as a contiguous index does
+            per_dim += [np.arange(np.count_nonzero(k))] * k.ndim
+        else:
+            per_dim.append(k)
+    per_dim += [None] * (a.ndim - len(per_dim))
+    indexed = [d for d, k in enumerate(per_dim) if k is not None]
+    order = list(range(a.ndim))
+    if indexed[-1] - indexed[0] + 1 != len(indexed):  # PyTorch's transposeToFront
+        order = indexed + [d for d in order if d not in indexed]
+    shape = [a.shape[d] for d in order]
+    strides = [a.strides[d] // a.itemsize for d in order]
+    indices = np.broadcast_arrays(*(per_dim[d] for d in indexed))
+    replaced, before = indices[0].shape, order.index(indexed[0])
+    after = a.ndim - before - len(indexed)
+    end = before + len(indexed)
+
+    def operand(shape, strides):  # only its shape and strides are read
+        return np.lib.stride_tricks.as_strided(np.empty(1, np.int8), shape, strides)
+
+    operands = [operand(shape[:before] + list(replaced) + shape[end:],
+                        strides[:before] + [0] * len(replaced) + strides[end:])]
+    for index in indices:  # reshaped as PyTorch's view gives the size-1 dims strides
+        s = [st // index.itemsize for st in index.strides]
+        lead, trail = (replaced[0] * s[0], s[-1]) if s else (1, 1)
+        operands.append(operand((1,) * before + replaced + (1,) * after,
+                                [lead] * before + s + [trail] * after))
+    return layout.elementwise_strides(operands[0].shape, operands)
+
+
+def _gather(a, key):
+    """``a[key]`` for an advanced ``key``, laid out as PyTorch's index gives it."""
+    backend = backend_of(a)
+    data = a[key]
+    strides = _index_strides(a, key)
+    return layout.c_order(backend, data) if strides is None else layout.copy(backend, data, strides)
+
+
 def _index_error(error):
     return IndexError(str(error).replace("axis", "dimension"))
 
@@ -158,7 +233,8 @@ class IndexBackward(Node):
         (key,) = self.saved_values()
         backend = backend_of(grad)
         out = backend.zeros(self.shape, grad.dtype)
-        backend.add_at(out, key, grad)
+        if grad.size:  # an empty result read nothing (its indices may be out of range)
+            backend.add_at(out, key, grad)
         return [out]
 
 
@@ -173,8 +249,11 @@ class IndexPutBackward(Node):
     def backward(self, grad):
         (key,) = self.saved_values()
         grad_target = grad.copy()
+        region = _index_shape(grad.shape, key)
+        if 0 in region:  # an empty region was not written (its indices may be out of range)
+            return [grad_target, backend_of(grad).zeros(region, grad.dtype)]
         grad_target[key] = 0
-        return [grad_target, grad[key]]
+        return [grad_target, _gather(grad, key)]
 
 
 def _split_key(key):
@@ -264,13 +343,16 @@ def getitem(self, key):
                                                 self._data.shape))
     name = _view_name(view_key, False, self._data.shape)
     source = self if name == "Alias" else _view(self, view_key, name)
+    _check_indices(self, np_key)  # after the basic items' checks, as PyTorch's
     try:
-        data = source._data[index_key]
+        shape = _index_shape(source._data.shape, index_key)
     except IndexError as error:
         raise _index_error(error) from None
+    data = _gather(source._data, index_key) if 0 not in shape else \
+        self._backend.empty(shape, self.dtype.numpy)
     record = grad_mode.is_grad_enabled() and source.requires_grad
     node = IndexBackward(source, index_key) if record else None
-    return Tensor._from_op(self._backend.ascontiguous(data), node, self.dtype, self._backend)
+    return Tensor._from_op(data, node, self.dtype, self._backend)
 
 
 def _strip_leading_ones(value):
@@ -280,6 +362,10 @@ def _strip_leading_ones(value):
     while k < len(shape) and shape[k] == 1:
         k += 1
     return views.view(value, shape[k:]) if k else value
+
+
+_EXPANDED = ("Use of {} on expanded tensors is deprecated. Please clone() the tensor before "
+             "performing this operation. This also applies to advanced indexing e.g. {}")
 
 
 def _value_to_device(self, value, basic):
@@ -309,6 +395,8 @@ def setitem(self, key, value):
     np_key, basic = _as_key(self, key)
     _check_key(self, np_key)
     view_key, index_key = _split_key(np_key)
+    # A one-element value on the host lets PyTorch's index_put_ hand a lone mask to masked_fill_.
+    one_value = not isinstance(value, Tensor) or (value._data.size == 1 and not value.is_cuda)
     if isinstance(value, Tensor) and value._backend is not self._backend:
         value = _value_to_device(self, value, basic=index_key is None)
     # The basic items select a view to write into; a key that selects
@@ -326,23 +414,28 @@ def setitem(self, key, value):
                     views.expand(value, target.shape)  # PyTorch's size check and message
         if row is BY_NAME["copy"]:  # fill_ reads its 0-d value before writing (no check)
             mutation.check_no_partial_overlap(self._backend, target._data, value._data)
-        if self.dtype.is_floating_point:
-            apply_inplace(row, target, (value,), op_name="__setitem__")
-        else:  # an integer or bool tensor records no history
-            with grad_mode.no_grad():
-                apply_inplace(row, target, (value,), op_name="__setitem__")
+        copying.write_row(row, target, value, "__setitem__")
         return
     if isinstance(value, Tensor):
         value = _strip_leading_ones(value)
+    value_requires_grad = (isinstance(value, Tensor) and value.requires_grad
+                           and self.dtype.is_floating_point)
+    # PyTorch's order: autograd's check, then index_put_'s (it writes into an
+    # expanded tensor, with a warning), then masked_fill_'s for a lone mask.
+    mutation.check_inplace(target, value_requires_grad, internal=False)
+    expanded = mutation.has_internal_overlap(target._data)
+    if expanded:
+        warnings.warn(_EXPANDED.format("index_put_", "tensor[indices] = tensor"), stacklevel=2)
+    _check_indices(self, np_key)
+    arrays = [k for k in index_key if isinstance(k, np.ndarray)]
+    if expanded and one_value and len(arrays) == 1 and _is_mask(arrays[0]):
+        warnings.warn(_EXPANDED.format("masked_fill_", "tensor[mask] = scalar"), stacklevel=2)
     try:
         region_shape = _index_shape(target._data.shape, index_key)
     except IndexError as error:
         raise _index_error(error) from None
-    if isinstance(value, Tensor):
-        if value.dtype is not self.dtype:
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{_TYPE_NAMES[self.dtype.name]} for the destination and "
-                               f"{_TYPE_NAMES[value.dtype.name]} for the source.")
+    if isinstance(value, Tensor):  # index_put_'s checks, in its order
+        mutation.check_no_overlap(target, value)
         raw, backend = value._data, self._backend
         try:
             if np.broadcast_shapes(raw.shape, region_shape) != region_shape:
@@ -350,18 +443,20 @@ def setitem(self, key, value):
         except ValueError:
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(raw.shape)} cannot be "
                                f"broadcast to indexing result of shape {list(region_shape)}") from None
-        mutation.check_no_overlap(backend, target._data, raw)  # index_put_'s check
+        if value.dtype is not self.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_TYPE_NAMES[self.dtype.name]} for the destination and "
+                               f"{_TYPE_NAMES[value.dtype.name]} for the source.")
         if backend.may_share_memory(raw, target._data):
             raw = raw.copy()  # read the value before the write
     else:
         raw = value
-    value_requires_grad = (isinstance(value, Tensor) and value.requires_grad
-                           and self.dtype.is_floating_point)
 
     def kernel():
-        target._data[index_key] = raw
+        if 0 not in region_shape:  # (an empty region's indices may be out of range)
+            target._data[index_key] = raw
 
     mutation.write(target, "__setitem__", kernel,
                    lambda: IndexPutBackward(target, value if isinstance(value, Tensor) else None,
                                             index_key),
-                   value_requires_grad)
+                   value_requires_grad, checked=True)

@@ -1,13 +1,15 @@
-"""``cat`` and ``stack``."""
+"""``cat`` and ``stack``: results laid out as PyTorch's (C order, or the
+channels-last format all inputs share; see ``layout.cat_strides``)."""
 import numbers
 
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
-from ..autograd.graph import Node
-from ..backends import backend_of
+from ..tape import grad_mode
+from ..tape.graph import Node
+from ..backends import backend_of, layout
 from ..tensor import Tensor
+from .registry import tensor_op
 
 
 class CatBackward(Node):
@@ -63,6 +65,7 @@ def _dim_arg(name, dim):
     return int(dim)
 
 
+@tensor_op(method=False)
 def cat(tensors, dim=0):
     tensors = _tensor_list(tensors, "cat")
     dim = _dim_arg("cat", dim)
@@ -88,13 +91,22 @@ def cat(tensors, dim=0):
                                    f"size {first.shape[d]} but got size {t.shape[d]} for tensor "
                                    f"number {k} in the list.")
     dtype = dtypes.result_type(tensors)
-    data = first._backend.concatenate([t._data for t in shaped], dim, dtype.numpy)
+    shape = list(first.shape)
+    shape[dim] = sum(t.shape[dim] for t in shaped)
+    strides = layout.cat_strides(tuple(shape), [t._data for t in tensors])
+    data = layout.empty(first._backend, tuple(shape), strides, dtype.numpy)
+    start = 0
+    for t in shaped:
+        n = t.shape[dim]
+        data[(slice(None),) * dim + (slice(start, start + n),)] = t._data
+        start += n
     node = None
     if grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensors):
         node = CatBackward(tensors, dim)
     return Tensor._from_op(data, node, dtype, first._backend)
 
 
+@tensor_op(method=False)
 def stack(tensors, dim=0):
     tensors = _tensor_list(tensors, "stack")
     dim = _dim_arg("stack", dim)
@@ -110,7 +122,12 @@ def stack(tensors, dim=0):
                          f"but got {dim})")
     dim %= ndim
     dtype = dtypes.result_type(tensors)
-    data = tensors[0]._backend.stack([t._data for t in tensors], dim, dtype.numpy)
+    arrays = [t._data for t in tensors]
+    shape = tensors[0].shape[:dim] + (len(tensors),) + tensors[0].shape[dim:]
+    data = layout.empty(tensors[0]._backend, shape, layout.stack_strides(shape, arrays, dim),
+                        dtype.numpy)
+    for k, a in enumerate(arrays):
+        data[(slice(None),) * dim + (k,)] = a
     node = None
     if grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensors):
         node = StackBackward(tensors, dim)

@@ -4,10 +4,11 @@ import collections
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
-from ..autograd.graph import Node
+from ..tape import grad_mode
+from ..tape.graph import Node
 from ..tensor import Tensor
 from .elementwise import _TYPE_NAMES, _device_error
+from .registry import tensor_op
 
 
 class MatmulBackward(Node):
@@ -156,7 +157,7 @@ def _plan(a, b):
         if m != n and m != 1 and n != 1:
             raise RuntimeError(f"The size of tensor a ({m}) must match the size of tensor b ({n}) "
                                f"at non-singleton dimension {k}")
-    batch = int(np.prod([max(m, n) for m, n in zip(padded_a, padded_b)], dtype=np.int64))
+    batch = int(np.prod([n if m == 1 else m for m, n in zip(padded_a, padded_b)], dtype=np.int64))
     inner_a, inner_b = a.shape[-1], (b.shape[-2] if b.ndim > 1 else b.shape[0])
     if inner_a != inner_b:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -177,6 +178,7 @@ def _bool_kernel_name(a, b, op_name):
         else "addmm_impl_cpu_"
 
 
+@tensor_op()
 def matmul(a, b):
     for k, (arg, t) in enumerate((("input", a), ("other", b))):
         if not isinstance(t, Tensor):
@@ -188,7 +190,9 @@ def matmul(a, b):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")
     op_name = _plan(_operand(a), _operand(b))
-    if a.dtype is dtypes.bool_:  # PyTorch has no bool kernel: the one it would dispatch to refuses
+    # PyTorch has no bool kernel: the one it would dispatch to refuses, but its
+    # mm/mv/bmm return (zeros) before reaching it when an operand is empty.
+    if a.dtype is dtypes.bool_ and (op_name == "Dot" or (a.numel() and b.numel())):
         raise NotImplementedError(f'"{_bool_kernel_name(a, b, op_name)}" not implemented for '
                                   "'Bool'")
     # A vector is a matrix with one row (left) or one column (right), squeezed after.
@@ -205,6 +209,7 @@ def matmul(a, b):
     return Tensor._from_op(a._backend.ascontiguous(data), node, a.dtype, a._backend)
 
 
+@tensor_op()
 def mm(a, b):
     for k, (arg, t) in enumerate((("input", a), ("mat2", b))):
         if not isinstance(t, Tensor):

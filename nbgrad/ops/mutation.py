@@ -1,22 +1,35 @@
 """In-place writes: the checks before them, the version bump, and the history
 rebase after them (including PyTorch's CopySlices for writes through a view)."""
-from ..autograd import grad_mode
-from ..autograd.graph import _SECOND_BACKWARD, Node
+from ..tape import grad_mode
+from ..tape.graph import _SECOND_BACKWARD, Node
 from ..tensor import no_grad_view_error
+
+
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers "
+                     "to a single memory location. Please clone() the tensor before performing the "
+                     "operation.")
+
+
+def has_internal_overlap(data):
+    """PyTorch's has_internal_overlap(...) == Yes for a raw array: a dimension of
+    size > 1 with stride 0 (an empty array has no element to write twice; NumPy
+    may give it stride 0)."""
+    return bool(data.ndim and data.size
+                and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)))
 
 
 def check_inplace(self, others_require_grad, internal=True):
     """Raise, before anything changes, if writing into ``self`` would corrupt
-    autograd state. Mirrors PyTorch's check_inplace. ``internal``: also refuse
-    a ``self`` whose elements share memory (PyTorch's fill_ with a number
-    does not ask: every element gets the one value)."""
-    data = self._data
-    # An empty tensor has no element to write twice (NumPy may give it stride 0).
-    if internal and data.ndim and data.size and any(
-            s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation.")
+    autograd state. Mirrors PyTorch's check_inplace. ``internal``: then also
+    refuse a ``self`` whose elements share memory, as PyTorch's kernels do
+    after its autograd layer (its fill_ with a number does not ask: every
+    element gets the one value)."""
+    _check_autograd(self, others_require_grad)
+    if internal and has_internal_overlap(self._data):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+
+
+def _check_autograd(self, others_require_grad):
     if not grad_mode.is_grad_enabled() or not (self.requires_grad or others_require_grad):
         return
     base = self._base
@@ -69,10 +82,19 @@ def check_no_partial_overlap(backend, dst, src):
         raise RuntimeError(_PARTIAL_OVERLAP)
 
 
-def check_no_overlap(backend, dst, src):
-    """PyTorch's assert_no_overlap (index_put_): as ``check_no_partial_overlap``,
-    and the very same elements are refused too."""
-    if _overlap(backend, dst, src) is not None:
+def same_elements(backend, dst, src):
+    """PyTorch's copy_ early exit: ``src`` is ``dst``'s very elements (one
+    address, shape, strides and dtype), so a copy would change nothing."""
+    return (dst.shape == src.shape and dst.strides == src.strides and dst.dtype == src.dtype
+            and backend.data_pointer(dst) == backend.data_pointer(src))
+
+
+def check_no_overlap(dst, src):
+    """PyTorch's assert_no_overlap (index_put_) for a write of the tensor
+    ``src`` into ``dst``: as ``check_no_partial_overlap``, and the very same
+    elements are refused too; so is the very same tensor, whatever its layout
+    (PyTorch compares the two tensors first)."""
+    if dst is src or _overlap(dst._backend, dst._data, src._data) is not None:
         raise RuntimeError(_PARTIAL_OVERLAP)
 
 
@@ -103,6 +125,8 @@ class CopySlices(Node):
         fn_grads = self.fn.backward(backend.copy(region))
         if fn_grads[0] is None:
             region[...] = 0
+        elif self.needs_grad(0) and has_internal_overlap(region):
+            raise RuntimeError(_INTERNAL_OVERLAP)  # PyTorch copies it in with copy_, which refuses
         else:
             region[...] = fn_grads[0]
         return [grad, *fn_grads[1:]]

@@ -1,4 +1,5 @@
-"""Reductions (sum, mean, max, min) and the softmax family."""
+"""Reductions (sum, mean, max, min) and the softmax family. Results are C
+order whatever the input's layout, as PyTorch's (NumPy's follow the input)."""
 import builtins
 import collections
 import numbers
@@ -6,11 +7,11 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
-from ..autograd.graph import Node, SavedTensor, SavedValue
-from ..backends import backend_of
+from ..tape import grad_mode
+from ..tape.graph import Node, SavedTensor, SavedValue
+from ..backends import backend_of, layout
 from ..tensor import Tensor
-from . import _softmax_rows as _rows
+from .registry import tensor_op
 
 
 def _return_type(name):
@@ -34,12 +35,16 @@ def _check_keepdim(keepdim, fn):
                         f"{dtypes.type_name(keepdim)}")
 
 
-def _axes(self, dim, fn="sum", keepdim=False):
+def _axes(self, dim, fn="sum", keepdim=False, nonempty=False):
     """Reduced axes; ``None`` and an empty tuple mean all of them, as in PyTorch.
-    ``dim`` and ``keepdim`` are checked here for every reduction ``fn``."""
+    ``dim`` and ``keepdim`` are checked here for every reduction ``fn``;
+    ``nonempty`` (amax, amin): an empty tensor's reduced dims must not be of
+    size 0, checked before duplicates are, as PyTorch does."""
     _check_keepdim(keepdim, fn)
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if dim is None or not dims:
+        if nonempty:
+            _empty_reduction_check(self, None, fn)
         return tuple(range(self.ndim))
     for k, d in enumerate(dims):
         if isinstance(d, bool) or not hasattr(d, "__index__"):
@@ -49,6 +54,8 @@ def _axes(self, dim, fn="sum", keepdim=False):
                                 f"{dtypes.type_name(d)}\"")
             raise TypeError(f"{fn}(): argument 'dim' must be int or tuple of ints, not "
                             f"{dtypes.type_name(d)}")
+    if nonempty:
+        _empty_reduction_check(self, dims, fn)
     axes = tuple(sorted(self._dim(d, fn) for d in dims))
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"dim {axes[0]} appears multiple times in the list of dims")
@@ -85,6 +92,7 @@ class MeanBackward(SumBackward):
     op_name = "Mean"
 
 
+@tensor_op()
 def sum(self, dim=None, keepdim=False, dtype=None):
     """sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
@@ -92,11 +100,13 @@ def sum(self, dim=None, keepdim=False, dtype=None):
     axes = _axes(self, dim, "sum", keepdim)
     dtype = dtypes.to_dtype(dtype, "sum") or (
         self.dtype if self.dtype.is_floating_point else dtypes.int64)
-    data = self._backend.reduce_sum(self._data, axes, keepdim, dtype.numpy)
+    data = layout.c_order(self._backend, self._backend.reduce_sum(self._data, axes, keepdim,
+                                                                   dtype.numpy))
     node = SumBackward(self, axes) if _recording(self) and dtype.is_floating_point else None
     return Tensor._from_op(data, node, dtype, self._backend)
 
 
+@tensor_op()
 def mean(self, dim=None, keepdim=False, dtype=None):
     which = "Input" if dtype is None else "Optional"
     axes = _axes(self, dim, "mean", keepdim)
@@ -106,7 +116,7 @@ def mean(self, dim=None, keepdim=False, dtype=None):
                            f"floating point or complex dtype. Got: {dtype.tensor_type[:-6]}")
     backend = self._backend
     count = int(np.prod([self._data.shape[a] for a in axes]))
-    data = backend.reduce_sum(self._data, axes, keepdim, dtype.numpy)
+    data = layout.c_order(backend, backend.reduce_sum(self._data, axes, keepdim, dtype.numpy))
     if count:
         data /= data.dtype.type(count)  # in place: a 0-d result stays an array
     else:
@@ -176,15 +186,16 @@ class ExtremumDimBackward(Node):
         return [out]
 
 
-def _empty_reduction_check(self, dim, name):
+def _empty_reduction_check(self, dims, name):
+    """PyTorch's zero_numel_check_dims: an empty tensor's reduction names its
+    ``dims`` (None: all, refused), none of size 0; each is reported as given."""
     if self._data.size == 0:
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        if dim is None or not dims:
+        if dims is None:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
                                "== 0. Specify the reduction dim with the 'dim' argument.")
-        for axis in _axes(self, dim):
-            if self._data.shape[axis] == 0:
-                raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+        for d in dims:
+            if self._data.shape[self._dim(d, name)] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _extremum(self, dim, keepdim, op_name):
@@ -200,7 +211,7 @@ def _extremum(self, dim, keepdim, op_name):
     if isinstance(dim, (tuple, list)) or not isinstance(dim, numbers.Integral):
         raise TypeError(f"{op_name.lower()}(): argument 'dim' must be int, not {type(dim).__name__}")
     axis = self._dim(dim, op_name.lower())
-    _empty_reduction_check(self, axis, op_name.lower())
+    _empty_reduction_check(self, (axis,), op_name.lower())  # reported wrapped, as PyTorch's
     source = self._data if self.ndim else self._data.reshape(1)
     extremum = backend.max_with_indices if op_name == "Max" else backend.min_with_indices
     values, indices = extremum(source, axis, keepdim)
@@ -213,30 +224,33 @@ def _extremum(self, dim, keepdim, op_name):
                   Tensor._wrap(indices, dtypes.int64, backend))
 
 
+@tensor_op()
 def max(self, dim=None, keepdim=False):
     return _extremum(self, dim, keepdim, "Max")
 
 
+@tensor_op()
 def min(self, dim=None, keepdim=False):
     return _extremum(self, dim, keepdim, "Min")
 
 
 def _amax(self, dim, keepdim, op_name):
-    axes = _axes(self, dim, op_name.lower(), keepdim)
-    _empty_reduction_check(self, dim, op_name.lower())
+    axes = _axes(self, dim, op_name.lower(), keepdim, nonempty=True)
     reduce = self._backend.reduce_max if op_name == "Amax" else self._backend.reduce_min
     # PyTorch's amax/amin keep the first of tied zeros (its max() the last).
-    out = Tensor._wrap(reduce(self._data, axes, keepdim, zero_ties="first"), self.dtype,
-                       self._backend)
+    data = layout.c_order(self._backend, reduce(self._data, axes, keepdim, zero_ties="first"))
+    out = Tensor._wrap(data, self.dtype, self._backend)
     if _recording(self):
         out._grad_fn = ExtremumBackward(self, out, op_name, axes)
     return out
 
 
+@tensor_op()
 def amax(self, dim=(), keepdim=False):
     return _amax(self, dim, keepdim, "Amax")
 
 
+@tensor_op()
 def amin(self, dim=(), keepdim=False):
     return _amax(self, dim, keepdim, "Amin")
 
@@ -254,8 +268,6 @@ class SoftmaxBackward(Node):
 
     def backward(self, grad):
         (y,) = self.saved_values()
-        if _rows.applies(self.dim, grad, y):
-            return [_rows.softmax_backward(grad, y)]
         return [self._run(backend_of(grad).softmax_backward, grad, y)]
 
     def _run(self, kernel, grad, y):
@@ -270,8 +282,6 @@ class LogSoftmaxBackward(SoftmaxBackward):
 
     def backward(self, grad):
         (y,) = self.saved_values()
-        if _rows.applies(self.dim, grad, y):
-            return [_rows.log_softmax_backward(grad, y)]
         return [self._run(backend_of(grad).log_softmax_backward, grad, y)]
 
 
@@ -289,10 +299,7 @@ def _softmax(self, dim, dtype, log):
     if self.ndim == 0:
         x = x.reshape(1)
     # Shifted by the maximum so exp never overflows; an all -inf slice gives NaN, as in PyTorch.
-    if _rows.applies(axis, x):  # CPU, last axis: one pass per row
-        data = (_rows.log_softmax if log else _rows.softmax)(x)
-    else:
-        data = (backend.log_softmax if log else backend.softmax)(x, axis)
+    data = (backend.log_softmax if log else backend.softmax)(x, axis)
     data = backend.ascontiguous(data.reshape(self._data.shape))  # PyTorch's are, whatever x's
     node = None
     if _recording(self):
@@ -303,9 +310,11 @@ def _softmax(self, dim, dtype, log):
     return out
 
 
+@tensor_op()
 def softmax(self, dim=None, dtype=None):
     return _softmax(self, dim, dtype, log=False)
 
 
+@tensor_op()
 def log_softmax(self, dim=None, dtype=None):
     return _softmax(self, dim, dtype, log=True)

@@ -1,4 +1,8 @@
-"""Straight-line Python for an elementwise row's most common call.
+"""Straight-line Python for an elementwise row's most common call, forward
+and backward: all the op layer's generated code, in one module. It is made
+from the tape's and Tensor's own templates (``edge_lines``,
+``Node.field_lines``, ``SavedTensor.input_lines``/``output_lines``,
+``Tensor._result_lines``), so changing a slot of theirs is one edit.
 
 In a chain of small ops nearly every call has as arguments tensors of one
 dtype, on one device, of one shape, none of them a view (or one such tensor
@@ -13,20 +17,126 @@ large arrays, another backend) goes to the general path,
 ``elementwise.apply``, which this must match exactly
 (tests/ops/test_straight_line.py runs every row both ways).
 """
-import weakref
+from typing import Any, NamedTuple
 
-from ..autograd.grad_mode import _state as grad_state
-from ..autograd.graph import _SEQUENCE, SavedTensor, SavedValue, input_meta, metas_for
-from ..autograd.version_counter import VersionCounter
+from ..tape.grad_mode import _state as grad_state
+from ..tape.graph import (TEMPLATE_NAMES, Node, SavedTensor, SavedValue, edge_lines, input_meta,
+                          metas_for)
 from ..tensor import Tensor
-from .elementwise import STRAIGHT_MAX_NDIM as MAX_NDIM
-from .elementwise import _by_ndim, _load_kernel, _plan_for, _Recipe, apply
+from .elementwise import _general_backward, _plan_for, _Recipe, apply, check_tensors
 
 _MISSING = object()
 # Argument kinds of the calls a function is generated for: "a" a tensor, "f" a
 # Python float, "i" a Python int (not bool: its promotion differs).
 _GUARDS = {"a": "isinstance({x}, Tensor)", "f": "{x}.__class__ is float",
            "i": "{x}.__class__ is int"}
+
+
+def _unpack_lines(name, saved_input):
+    """``{name}``'s array from the SavedTensor ``s_{name}``: SavedTensor.unpack
+    inlined where it would only return ``data``, called where it may raise
+    (or must re-derive a view)."""
+    lines = [f"{name} = s_{name}.data",
+             f"if {name} is None or s_{name}.counter.value != s_{name}.version:",
+             f"    {name} = s_{name}.unpack()"]
+    if saved_input:  # an input with history: detached in place, or a view, since?
+        lines += [f"elif s_{name}.producer is not None:",
+                  f"    t = s_{name}.tensor_ref()",
+                  "    if t is not None and (t._base is not None or t._grad_fn is None):",
+                  f"        {name} = s_{name}.unpack()"]
+    return lines
+
+
+# The most dimensions the straight-line code takes.
+MAX_NDIM = 4
+
+
+def _by_ndim(kernel_for):
+    """Kernels indexed by number of dimensions, made as they are met
+    (``_load_kernel``); the backend's ``kernel_for`` at index 0."""
+    return [kernel_for] + [None] * MAX_NDIM
+
+
+def _load_kernel(kernels, ndim):
+    found = kernels[ndim] = kernels[0](ndim)
+    return found
+
+
+def backward(recipe, release=False):
+    """Straight-line Python for one recipe's backward in the common case (a
+    gradient of 1 to 4 dimensions under the backend's small-call size, every
+    saved value an array of its shape), else ``_general_backward``. None where the recipe
+    never qualifies (saved numbers, casts, a non-differentiable row, a
+    backend without small flat kernels). ``release``: ``backward_and_release``,
+    which also frees the saved tensors once their values are read."""
+    spec, row = recipe.spec, recipe.row
+    if recipe.kinds is not None or recipe.cast or not row.differentiable:
+        return None
+    arity = len(row.inputs)
+    result = ["None"] * arity
+    for i in spec.passed:
+        result[i] = "grad"
+    namespace = {"general": _general_backward}
+    lines = ["def backward(node, grad):"]
+    if spec.wanted:
+        small = recipe.backend.elementwise_small_backward(row, spec.wanted, recipe.dtype.numpy)
+        if small is None:
+            return None
+        namespace.update(kernels=_by_ndim(small.kernel_for), load_kernel=_load_kernel,
+                         below=small.below, new=small.new, MAX_NDIM=MAX_NDIM)
+        sources = small.sources
+        names = {-1: "grad", -2: "out"}
+        names.update((k, f"x{k}") for k in spec.saves)
+        body = ["args = node.args"] if spec.saves else []
+        for k in spec.saves:
+            body += [f"s_x{k} = args[{k}]"] + _unpack_lines(f"x{k}", True)
+        if spec.saves_out:
+            body += ["s_out = node.out"] + _unpack_lines("out", False)
+        checks = [f"x{k}.shape == shape" for k in spec.saves]
+        grads = [f"grad{i}" for i in spec.wanted]
+        for i in spec.wanted:
+            result[i] = f"grad{i}"
+        inner = ["dtype = grad.dtype"] + [f"{g} = new(shape, dtype)" for g in grads]
+        inner += ["kernel = kernels[ndim] or load_kernel(kernels, ndim)",
+                  f"kernel({', '.join([names[k] for k in sources] + grads)})"]
+        if release:  # node.saved holds exactly these (no numbers: recipe.kinds is None)
+            inner += [f"s_x{k}.data = None" for k in spec.saves]
+            inner += ["s_out.data = None"] if spec.saves_out else []
+        inner.append(f"return [{', '.join(result)}]")
+        if checks:
+            body.append(f"if {' and '.join(checks)}:")
+            inner = ["    " + line for line in inner]
+        body += inner
+        lines += ["    shape = grad.shape", "    ndim = len(shape)",
+                  "    if 0 < ndim <= MAX_NDIM and grad.size < below:"]
+        lines += ["        " + line for line in body]
+        lines += ["    grads = general(node, grad)", "    node.release_saved()",
+                  "    return grads"] if release else ["    return general(node, grad)"]
+    else:  # every gradient is ``grad`` itself (add) or None
+        if release and (spec.saves or spec.saves_out):
+            lines.append("    node.release_saved()")
+        lines.append(f"    return [{', '.join(result)}]")
+    exec("\n".join(lines), namespace)
+    return namespace["backward"]
+
+
+
+class Entry(NamedTuple):
+    """What the straight-line path needs for calls of one row, argument kinds
+    and dtype (the generated code unpacks it in this order)."""
+    kernels: list  # by number of dimensions (_by_ndim)
+    below: int  # calls of fewer elements take the path
+    new_array: Any  # new_array(shape, dtype): the output's allocator
+    out_np: Any
+    out_dtype: Any
+    recipes: dict  # the plan's recipes by gradient mask
+    dtype: Any
+    backend: Any
+    metas: dict  # shape -> InputMeta, for this dtype and backend
+    converts: tuple  # per number argument: its conversion
+
+
+_UNPACKED = ", ".join(Entry._fields)
 
 
 def _entry(row, args, kinds):
@@ -42,10 +152,10 @@ def _entry(row, args, kinds):
             row, "".join("a" if kind == "a" else "s" for kind in kinds), plan.out_np)
         if small is None:
             return None
-        kernel_for, below, new = small
-        entry = (_by_ndim(kernel_for), below, new, plan.out_np, plan.out_dtype, plan.recipes,
-                 plan.dtype, plan.backend, metas_for(plan.dtype, plan.backend),
-                 *(c for c, kind in zip(plan.convert, kinds) if kind != "a"))
+        entry = Entry(_by_ndim(small.kernel_for), small.below, small.new, plan.out_np,
+                      plan.out_dtype, plan.recipes, plan.dtype, plan.backend,
+                      metas_for(plan.dtype, plan.backend),
+                      tuple(c for c, kind in zip(plan.convert, kinds) if kind != "a"))
     row._straight_entries.setdefault(kinds, {})[args[tensor_at].dtype] = entry
     return entry
 
@@ -55,36 +165,12 @@ def _recipe(recipes, row, args, dtype, backend, mask):
     return recipe
 
 
-def _edge_lines(k):
-    """``e{k}``: where input k's gradient goes (ElementwiseBackward's rule
-    for a tensor that is not a view)."""
-    return [
-        f"e{k} = x{k}._grad_fn",
-        f"if e{k} is None and x{k}._requires_grad:",
-        f"    ref = x{k}._grad_accumulator",
-        f"    e{k} = (ref() if ref is not None else None) or x{k}._gradient_edge()",
-    ]
-
-
-def _save_input_lines(k):
-    """``s{k} = SavedTensor(x{k})``, inlined (x{k} is not a view)."""
-    return [f"s{k} = new(SavedTensor)",
-            f"s{k}.data = x{k}._data",
-            f"c = x{k}._vc",
-            "if c is None:",
-            f"    c = x{k}._vc = VersionCounter()",
-            f"s{k}.counter = c",
-            f"s{k}.version = c.value",
-            f"s{k}.tensor_ref = weak_ref(x{k})",
-            f"s{k}.producer = x{k}._grad_fn"]
-
-
 def _node_lines(row, kinds, first):
     """Lines that set ``node`` (None when no input needs a gradient)."""
     inputs = range(len(kinds))
     graded = [k for k in row.differentiable if kinds[k] == "a"]
     edges = [f"e{k}" if k in graded else "None" for k in inputs]
-    body = [line for k in graded for line in _edge_lines(k)]
+    body = [line for k in graded for line in edge_lines(f"e{k}", f"x{k}")]
     if len(graded) == 1:  # the mask is known once the one edge is
         body.append(f"if e{graded[0]} is not None:")
         body.append(f"    mask = {1 << graded[0]}")
@@ -97,12 +183,9 @@ def _node_lines(row, kinds, first):
         "if recipe is None:",
         f"    recipe = _recipe(recipes, row, ({args}), dtype, backend, mask)",
         "node = new(recipe.node_class)",
-        f"node.next_edges = [{', '.join(edges)}]",
         f"meta = metas.get(shape) or input_meta(x{first})",
-        "node.input_meta = meta.alone" if len(kinds) == 1 else "node.input_meta = meta.pairs[mask]",
-        "node.pre_hooks = None",
-        "node.retained = None",
-        "node.sequence_nr = next_sequence()",
+        *Node.field_lines("node", f"[{', '.join(edges)}]",
+                          "meta.alone" if len(kinds) == 1 else "meta.pairs[mask]"),
         "node.recipe = recipe",
     ]
     # What is saved depends on which inputs need a gradient: one branch per mask.
@@ -112,7 +195,8 @@ def _node_lines(row, kinds, first):
             continue  # never set
         spec = row._spec_for_mask(mask)
         tensors = [k for k in spec.saves if kinds[k] == "a"]
-        branch = [line for k in tensors for line in _save_input_lines(k)]
+        branch = [line for k in tensors
+                  for line in [f"s{k} = new(SavedTensor)", *SavedTensor.input_lines(f"s{k}", f"x{k}")]]
         # A saved number is kept as the kernel sees it, in a SavedValue
         # (ElementwiseBackward.record's rule).
         for k in spec.saves:
@@ -120,13 +204,9 @@ def _node_lines(row, kinds, first):
                 branch += [f"s{k} = new(SavedValue)", f"s{k}.data = v{k}"]
         branch.append("node.args = (" + "".join(
             "None, " if k not in spec.saves else f"s{k}, " for k in inputs) + ")")
-        if spec.saves_out:  # SavedTensor(result, recipe.title), inlined: result gets vc
-            branch += ["s = new(SavedTensor)",
-                       "s.data = out",
-                       "s.counter = vc = VersionCounter()",
-                       "s.version = 0",
-                       "s.tensor_ref = None",
-                       "s.producer = recipe.title",
+        if spec.saves_out:  # SavedTensor(result, recipe.title): the result gets vc
+            branch += ["s = new(SavedTensor)", "vc = VersionCounter()",
+                       *SavedTensor.output_lines("s", "out", "vc", "0", "recipe.title"),
                        "node.out = s"]
         else:
             branch.append("node.out = False")
@@ -153,8 +233,7 @@ def _branch(row, kinds):
     same += [f"x{k}._backend is backend" for k in tensors[1:]]
     same += [f"x{k}._data.shape == shape" for k in tensors[1:]]
     same += [f"x{k}._base is None" for k in tensors]
-    unpacked = ", ".join(["kernels", "_", "new_array", "out_np", "out_dtype", "recipes", "dtype",
-                          "_", "metas"] + [f"convert{k}" for k in numbers])
+    converts = "".join(f"convert{k}, " for k in numbers)
     operands = ", ".join(f"x{k}._data" if kinds[k] == "a" else f"v{k}" for k in range(len(kinds)))
     lines = [
         f"dtype = x{first}.dtype",
@@ -170,24 +249,18 @@ def _branch(row, kinds):
         "    if entry is MISSING:",
         f"        entry = make_entry(row, ({''.join(f'x{k}, ' for k in range(len(kinds)))}), "
         f"{kinds!r})",
-        "    if entry is not None and entry[7] is backend and data.size < entry[1]:",
-        f"        {unpacked} = entry",
-        "        kernel = kernels[ndim] or load_kernel(kernels, ndim)",
+        "    if entry is not None and entry.backend is backend and data.size < entry.below:",
+        f"        {_UNPACKED} = entry",
     ]
+    if numbers:
+        lines.append(f"        {converts}= converts")
+    lines.append("        kernel = kernels[ndim] or load_kernel(kernels, ndim)")
     lines += [f"        v{k} = convert{k}(x{k})" for k in numbers]
     lines += ["        out = new_array(shape, out_np)", f"        kernel(out, {operands})"]
     node = _node_lines(row, kinds, first) if any(
         kinds[k] == "a" for k in row.differentiable) else ["node = vc = None"]
     lines += ["        " + line for line in node + [
-        "result = new(Tensor)",
-        "result._data = out",
-        "result._backend = backend",
-        "result.dtype = out_dtype",
-        "result._vc = vc",
-        "result._base = None",
-        "result._requires_grad = False",
-        "result._grad_fn = node",
-        "result._grad = None",
+        *Tensor._result_lines("result", "out", "backend", "out_dtype", "node", "vc"),
         "return result",
     ]]
     return lines
@@ -218,11 +291,10 @@ def _source(row, name, header, prologue, all_kinds, self_at, fallback):
 
 def _compile(row, name, header, prologue, all_kinds, self_at, fallback, **extra):
     namespace = {
+        **TEMPLATE_NAMES,
         "Tensor": Tensor, "row": row, "apply": apply, "make_entry": _entry, "MISSING": _MISSING,
-        "grad_state": grad_state, "_recipe": _recipe, "new": object.__new__,
-        "input_meta": input_meta, "next_sequence": _SEQUENCE.__next__,
-        "SavedTensor": SavedTensor, "SavedValue": SavedValue, "VersionCounter": VersionCounter,
-        "weak_ref": weakref.ref,
+        "grad_state": grad_state, "_recipe": _recipe, "input_meta": input_meta,
+        "SavedTensor": SavedTensor, "SavedValue": SavedValue,
         "MAX_NDIM": MAX_NDIM, "load_kernel": _load_kernel,
         **{f"entries_{kinds}": row._straight_entries.setdefault(kinds, {})
            for kinds in all_kinds},
@@ -235,6 +307,12 @@ def _compile(row, name, header, prologue, all_kinds, self_at, fallback, **extra)
 _BINARY = ["aa", "af", "ai"]
 
 
+def _binary(row):
+    """The argument kinds of a two-input row's calls: tensors only where
+    PyTorch's signature takes no number (maximum)."""
+    return ["aa"] if row.tensors is not None else _BINARY
+
+
 def method(row):
     """``Tensor.<row>(*args)``: the straight-line path when a one- or
     two-input row is called with tensors (or a tensor and a Python number),
@@ -242,8 +320,11 @@ def method(row):
     if len(row.inputs) == 1:
         return _compile(row, row.name, "(x0, *rest)", ("not rest",), ["a"], 0,
                         "apply(row, (x0, *rest))")
-    return _compile(row, row.name, "(x0, *rest)", ("len(rest) == 1", "x1 = rest[0]"), _BINARY,
-                    0, "apply(row, (x0, *rest))")
+    # A method's positions, in PyTorch's TypeError, start after self.
+    general = ("apply(row, (x0, *rest))" if row.tensors is None else
+               "apply(row, check_tensors(row, (x0, *rest), 0))")
+    return _compile(row, row.name, "(x0, *rest)", ("len(rest) == 1", "x1 = rest[0]"),
+                    _binary(row), 0, general, check_tensors=check_tensors)
 
 
 def function(row):
@@ -252,7 +333,7 @@ def function(row):
     if len(row.inputs) == 1:
         return _compile(row, row.name, "(*args)", ("len(args) == 1", "x0, = args"), ["a"],
                         None, "apply(row, args)")
-    return _compile(row, row.name, "(*args)", ("len(args) == 2", "x0, x1 = args"), _BINARY,
+    return _compile(row, row.name, "(*args)", ("len(args) == 2", "x0, x1 = args"), _binary(row),
                     None, "apply(row, args)")
 
 

@@ -6,9 +6,10 @@ import numbers
 
 import numpy as np
 
-from ..autograd import grad_mode
-from ..autograd.graph import Node
+from ..tape import grad_mode
+from ..tape.graph import Node
 from ..tensor import Tensor
+from .registry import tensor_op
 
 
 class ShapeBackward(Node):
@@ -108,6 +109,7 @@ def _require_args(name, what, args):
         raise TypeError(f'{name}() missing 1 required positional arguments: "{what}"')
 
 
+@tensor_op(function=False)
 def view(self, *shape):
     _require_args("view", "size", shape)
     shape = _normalize_shape(self, shape)
@@ -121,6 +123,7 @@ def view(self, *shape):
     return make_view(self, "View", lambda a: a.reshape(shape), lambda g: g.reshape(in_shape))
 
 
+@tensor_op()
 def reshape(self, *shape):
     _require_args("reshape", "shape", shape)
     shape = _normalize_shape(self, shape)
@@ -136,6 +139,7 @@ def reshape(self, *shape):
     return make_view(self, "ReshapeAlias", lambda a: a.reshape(shape), lambda g: g.reshape(in_shape))
 
 
+@tensor_op()
 def flatten(self, start_dim=0, end_dim=-1):
     if self.ndim == 0:
         return reshape(self, 1)
@@ -149,6 +153,7 @@ def flatten(self, start_dim=0, end_dim=-1):
     return reshape(self, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
+@tensor_op()
 def permute(self, *dims):
     _require_args("permute", "dims", dims)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
@@ -164,6 +169,7 @@ def permute(self, *dims):
     return make_view(self, "Permute", lambda a: a.transpose(dims), lambda g: g.transpose(inverse))
 
 
+@tensor_op()
 def transpose(self, dim0, dim1):
     if self.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return make_view(self, "Transpose", lambda a: a, lambda g: g)
@@ -171,6 +177,7 @@ def transpose(self, dim0, dim1):
     return make_view(self, "Transpose", lambda a: a.swapaxes(d0, d1), lambda g: g.swapaxes(d0, d1))
 
 
+@tensor_op()
 def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
@@ -179,6 +186,7 @@ def t(self):
     return make_view(self, "T", lambda a: a.swapaxes(0, 1), lambda g: g.swapaxes(0, 1))
 
 
+@tensor_op()
 def squeeze(self, dim=None):
     shape = self._data.shape
     if dim is None:
@@ -190,6 +198,7 @@ def squeeze(self, dim=None):
                      lambda g: g.reshape(shape))
 
 
+@tensor_op()
 def unsqueeze(self, dim):
     ndim = self.ndim + 1
     if not -ndim <= dim < ndim:
@@ -200,6 +209,7 @@ def unsqueeze(self, dim):
                      lambda g: g.squeeze(dim))
 
 
+@tensor_op()
 def expand(self, *sizes):
     _require_args("expand", "size", sizes)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
@@ -239,5 +249,33 @@ def _broadcast_view(backend, a, target):
     return backend.as_strided(a, target, strides)
 
 
+@tensor_op(function=False)
 def expand_as(self, other):
     return expand(self, other.shape)
+
+
+@tensor_op("T", function=False, attribute=True)
+def _reversed_dims(self):
+    """``t.T``: the dimensions in reverse order."""
+    return permute(self, tuple(reversed(range(self.ndim))))
+
+
+@tensor_op("mT", function=False, attribute=True)
+def _matrix_transpose(self):
+    """``t.mT``: the last two dimensions swapped."""
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+@tensor_op(function=False)
+def view_as(self, other):
+    """``self.view(other.shape)``."""
+    return view(self, other.shape)
+
+
+@tensor_op(function=False)
+def reshape_as(self, other):
+    """``self.reshape(other.shape)``."""
+    return reshape(self, other.shape)

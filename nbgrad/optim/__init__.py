@@ -1,4 +1,4 @@
-"""Optimizers, as ``torch.optim``: each parameter update is one fused Numba kernel."""
+"""Optimizers, as ``torch.optim``: each parameter update is one fused kernel of its backend."""
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .sgd import SGD

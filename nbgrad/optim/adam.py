@@ -2,7 +2,7 @@
 import numpy as np
 
 from .. import creation, dtypes
-from . import _kernels
+from ..declarations.optimizer_updates import ADAM as _UPDATE
 from .optimizer import Optimizer
 
 
@@ -46,10 +46,17 @@ class Adam(Optimizer):
         exp_avg_sq = state["exp_avg_sq"]._data.reshape(-1)
         max_sq = state["max_exp_avg_sq"]._data.reshape(-1) if amsgrad else exp_avg_sq
         beta1, beta2 = group["betas"]
-        _kernels.adam(param, grad, exp_avg, exp_avg_sq, max_sq, lr=group["lr"], beta1=beta1,
-                      beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-                      decoupled=group["decoupled_weight_decay"], step=step, amsgrad=amsgrad,
-                      maximize=group["maximize"])
+        lr, weight_decay = group["lr"], group["weight_decay"]
+        # The scalars in the parameter's dtype, as PyTorch casts them.
+        t = param.dtype.type
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        weight1 = t(1 - beta1)
+        p._backend.optimizer_update(
+            _UPDATE, (param, grad, exp_avg, exp_avg_sq, max_sq),
+            (t(weight_decay), t(1 - lr * weight_decay), group["decoupled_weight_decay"], weight1,
+             t(1) - weight1, t(beta2), t(1 - beta2), t(-(lr / bias_correction1)),
+             t(bias_correction2 ** 0.5), t(group["eps"]), amsgrad, group["maximize"]))
 
 
 class AdamW(Adam):

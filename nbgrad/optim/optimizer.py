@@ -5,7 +5,7 @@ import copy
 import warnings
 
 from .. import creation, dtypes
-from ..autograd import grad_mode
+from ..tape import grad_mode
 from ..nn.module import zero_grads
 from ..tensor import Tensor
 

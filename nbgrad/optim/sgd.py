@@ -1,8 +1,33 @@
 """Stochastic gradient descent with momentum, as ``torch.optim.SGD``."""
-import numpy as np
-
-from . import _kernels
+from ..declarations.optimizer_updates import SGD as _UPDATE
 from .optimizer import Optimizer, required
+
+# (dtype, hyper-parameters) -> the update's scalars before and after ``first``, cast
+# to the parameter's dtype as PyTorch casts them. Casting them costs more than a small
+# parameter's update, and they change only when a scheduler changes the group.
+# Bounded: cleared past _SCALARS_MAX.
+_scalars = {}
+_SCALARS_MAX = 256
+_PLAIN = (float, int, bool)
+
+
+def _scalars_of(t, group):
+    lr, weight_decay, momentum, dampening = (group["lr"], group["weight_decay"],
+                                             group["momentum"], group["dampening"])
+    nesterov, maximize = group["nesterov"], group["maximize"]
+    # Only plain numbers are remembered: a tensor (a learning rate, say) may change in place.
+    plain = (type(lr) in _PLAIN and type(weight_decay) in _PLAIN and type(momentum) in _PLAIN
+             and type(dampening) in _PLAIN)
+    key = (t, lr, weight_decay, momentum, dampening, nesterov, maximize)
+    cached = _scalars.get(key) if plain else None
+    if cached is None:
+        cached = ((t(-lr), t(weight_decay), t(momentum), t(1 - dampening), momentum != 0),
+                  (bool(nesterov), bool(maximize)))
+        if plain:
+            if len(_scalars) >= _SCALARS_MAX:
+                _scalars.clear()
+            _scalars[key] = cached
+    return cached
 
 
 class SGD(Optimizer):
@@ -27,11 +52,12 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _step_group(self, group):
-        """CPU parameters whose gradients match them (shape, dtype, C layout)
-        and need no new momentum buffer are updated in one kernel call per run
-        of one dtype: a call per parameter costs more than a small parameter's
-        update. The rest (and large parameters, which take the parallel
-        kernel) go one by one; the order of the updates is the group's."""
+        """Parameters below their backend's ``update_foreach_below`` (small CPU
+        ones) whose gradients match them (type, shape, dtype, C layout) and
+        that need no new momentum buffer are updated in one kernel call per run
+        of one backend and dtype: a call per parameter costs more than a small
+        parameter's update. The rest go one by one; the order of the updates
+        is the group's."""
         momentum = group["momentum"]
         state = self.state
         batch = []  # (p, flat param, flat grad, flat momentum buffer), in the group's order
@@ -40,22 +66,23 @@ class SGD(Optimizer):
             if grad is None:
                 continue
             data, g = p._data, grad._data
-            if (type(data) is np.ndarray and type(g) is np.ndarray
-                    and data.size < _kernels.PARALLEL_THRESHOLD and g.shape == data.shape
-                    and g.dtype == data.dtype and data.flags.c_contiguous and g.flags.c_contiguous
+            if (data.size < p._backend.update_foreach_below and type(g) is type(data)
+                    and g.shape == data.shape and g.dtype == data.dtype
+                    and data.flags.c_contiguous and g.flags.c_contiguous
                     and g.flags.writeable):  # (a read-only array would not type in the tuple)
                 flat = data.ravel()  # a view: C-contiguous
                 buf = flat  # unused without momentum
                 if momentum != 0:
                     buffer = state[p].get("momentum_buffer") if p in state else None
                     buf = None if buffer is None else buffer._data
-                    if (type(buf) is not np.ndarray or buf.dtype != data.dtype
+                    if (type(buf) is not type(data) or buf.dtype != data.dtype
                             or buf.shape != data.shape or not buf.flags.c_contiguous):
                         buf = None  # a first step (a new buffer) or a foreign one: one by one
                     else:
                         buf = buf.ravel()
                 if buf is not None:
-                    if batch and batch[0][1].dtype != data.dtype:
+                    if batch and (batch[0][1].dtype != data.dtype
+                                  or batch[0][0]._backend is not p._backend):
                         self._step_batch(group, batch)
                     batch.append((p, flat, g.ravel(), buf))
                     continue
@@ -66,10 +93,10 @@ class SGD(Optimizer):
             self._step_batch(group, batch)
 
     def _step_batch(self, group, batch):
-        _, params, grads, bufs = zip(*batch)
-        _kernels.sgd_foreach(params, grads, bufs, group["lr"], group["weight_decay"],
-                             group["momentum"], group["dampening"], False, group["nesterov"],
-                             group["maximize"])
+        ps, params, grads, bufs = zip(*batch)
+        head, tail = _scalars_of(params[0].dtype.type, group)
+        ps[0]._backend.optimizer_update_foreach(_UPDATE, (params, grads, bufs),
+                                                (*head, False, *tail))
         for p, *_ in batch:  # one in-place write, one version bump each (as param.add_)
             p._version_counter.bump("SGD.step")
         batch.clear()
@@ -85,5 +112,5 @@ class SGD(Optimizer):
                 buffer = state["momentum_buffer"] = self._state_buffer(p)
                 first = True
             buf = buffer._data.reshape(-1)
-        _kernels.sgd(param, grad, buf, group["lr"], group["weight_decay"], momentum,
-                     group["dampening"], first, group["nesterov"], group["maximize"])
+        head, tail = _scalars_of(param.dtype.type, group)
+        p._backend.optimizer_update(_UPDATE, (param, grad, buf), (*head, first, *tail))

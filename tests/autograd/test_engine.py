@@ -18,6 +18,7 @@ import torch
 import nbgrad
 
 from differential import differential
+from helpers import assert_same_tensor, cuda_only, leaf, lib_of, raised, run_like_torch, values
 
 
 
@@ -385,10 +386,10 @@ def test_a_leaf_accumulates_as_soon_as_its_last_gradient_arrives():
 
 def test_tensor_backward_sends_its_common_calls_straight_to_the_engine(monkeypatch):
     # The checks of autograd.backward are skipped only for calls that would pass them.
-    import nbgrad.autograd as autograd
+    from nbgrad import gradients
     general = []
-    checked = autograd.backward
-    monkeypatch.setattr(autograd, "backward", lambda *a, **k: (general.append(a), checked(*a, **k)))
+    checked = gradients.backward
+    monkeypatch.setattr(gradients, "backward", lambda *a, **k: (general.append(a), checked(*a, **k)))
     x = nbgrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
     y = x * x
     y.backward(nbgrad.tensor([1.0, 0.5, 2.0]), retain_graph=True)  # direct
@@ -684,3 +685,98 @@ def test_a_deep_chain_of_ops_runs_backward_and_is_freed():
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])
     del y  # the chain of nodes is freed without a crash
+
+
+# ------------------------------------------------------------ on every device
+def test_tensor_hooks_see_and_replace_gradients_on_the_device_like_torch(device):
+    seen, grads = [], {}
+    for lib in (nbgrad, torch):
+        x = leaf(lib, values((2, 3), 1), nbgrad.float32, device, requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: g * 3)
+        handle = x.register_hook(lambda g: seen.append(g.device) and None)
+        y.sum().backward()
+        handle.remove()
+        grads[lib] = x.grad
+    assert seen[0].type == device
+    assert_same_tensor(grads[nbgrad], grads[torch])
+
+
+def test_a_hook_that_changes_the_dtype_is_refused_like_torch(device):
+    def run(lib):
+        y = leaf(lib, values((2,), 2), nbgrad.float32, device, requires_grad=True) * 2
+        y.register_hook(lambda g: g.double())
+        y.sum().backward()
+    ours, theirs = raised(run, nbgrad), raised(run, torch)
+    assert type(ours) is type(theirs) is RuntimeError
+    # torch names CUDA types CUDAFloatType; nbgrad as Tensor.type() does
+    expected = str(theirs).replace("torch.", "nbgrad.")
+    assert str(ours) == (expected.replace("nbgrad.", "nbgrad.cuda.") if device == "cuda"
+                         else expected)
+
+
+def test_retain_grad_on_the_device_matches_torch(device):
+    retained = []
+
+    def fn(x):
+        y = x.sigmoid()
+        y.retain_grad()
+        retained.append(y)
+        return y * y
+    run_like_torch(fn, values((2, 3), 3), device=device)
+    ours, theirs = retained
+    assert ours.grad.device == ours.device
+    assert_same_tensor(ours.grad, theirs.grad)
+
+
+def test_autograd_grad_on_the_device_matches_torch(device):
+    results = {}
+    for lib in (nbgrad, torch):
+        x = leaf(lib, values((2, 3), 4), nbgrad.float32, device, requires_grad=True)
+        w = leaf(lib, values((3,), 5), nbgrad.float32, device, requires_grad=True)
+        out = (x * w).tanh().sum(dim=1)
+        seed = leaf(lib, [1.0, -2.0], nbgrad.float32, device)
+        results[lib] = lib.autograd.grad(out, (x, w), seed)
+        assert x.grad is None
+    for ours, theirs in zip(results[nbgrad], results[torch]):
+        assert ours.device.type == device
+        assert_same_tensor(ours, theirs)
+
+
+def test_backward_with_inputs_on_the_device_fills_only_those(device):
+    a = nbgrad.ones(2, device=device, requires_grad=True)
+    b = nbgrad.ones(2, device=device, requires_grad=True)
+    (a * b * 3).sum().backward(inputs=[b])
+    assert a.grad is None and b.grad.tolist() == [3.0, 3.0] and b.grad.device == b.device
+
+
+def test_a_zero_dim_leaf_used_three_times_on_the_device(device):
+    x = nbgrad.tensor(1.5, dtype=nbgrad.float64, device=device, requires_grad=True)
+    (x * x + x).backward()
+    assert x.grad.device == x.device and x.grad.item() == 4.0  # 2x + 1
+
+
+def test_a_long_chain_through_many_ops_on_the_device_matches_torch(device):
+    def fn(x, w):
+        lib = lib_of(x)
+        h = (x @ w).relu() + x.mean(dim=1, keepdim=True)
+        h = lib.cat([h, h.exp()], dim=1).log_softmax(1)
+        return h[:, ::2].sum(dim=0) * h.amax()
+    run_like_torch(fn, values((2, 3), 6), values((3, 2), 7), device=device, dtype=nbgrad.float64)
+
+
+@cuda_only
+def test_a_grad_output_on_another_device_is_refused(device):
+    x = nbgrad.ones(2, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^invalid gradient at index 0 - expected device "
+                                           "cuda:0 but got cpu$"):
+        (x * 2).backward(nbgrad.ones(2))
+
+
+@cuda_only
+def test_a_hook_that_moves_the_gradient_to_the_cpu_is_refused(device):
+    y = nbgrad.ones(2, device=device, requires_grad=True) * 2
+    y.register_hook(lambda g: g.cpu())
+    with pytest.raises(RuntimeError, match=r"has changed the type of value \(was "
+                                           r"nbgrad\.cuda\.FloatTensor got nbgrad\.FloatTensor\)"):
+        y.sum().backward()

@@ -221,3 +221,15 @@ def test_exported_names():
     assert nbgrad.enable_grad is nbgrad.autograd.enable_grad
     assert nbgrad.set_grad_enabled is nbgrad.autograd.set_grad_enabled
     assert nbgrad.is_grad_enabled is nbgrad.autograd.is_grad_enabled
+
+
+def test_grad_modes_on_the_device(device):
+    x = nbgrad.ones(2, device=device, requires_grad=True)
+    with nbgrad.no_grad():
+        y = x * 2
+    assert not y.requires_grad and y.grad_fn is None
+    with nbgrad.enable_grad():
+        assert (x * 2).requires_grad
+    with pytest.raises(RuntimeError, match="^you can only change requires_grad flags of leaf "
+                                           "variables"):
+        (x * 2).requires_grad_(False)

@@ -10,6 +10,7 @@ import torch
 
 import nbgrad
 from nbgrad.autograd import GradcheckError, gradcheck
+from helpers import values
 
 F64 = nbgrad.float64
 
@@ -137,3 +138,31 @@ def test_refuses_float32_inputs():
 
 def test_a_single_tensor_is_accepted_as_inputs():
     assert gradcheck(lambda t: t.exp(), _random(3, seed=22))
+
+
+# ------------------------------------------------------------ on every device
+DEVICE_FUNCTIONS = {
+    "elementwise": lambda x, w: (x * w).sigmoid() / (1 + x.exp()),
+    "broadcast": lambda x, w: x.pow(2) - w[0],
+    "matmul": lambda x, w: x @ w.t(),
+    "reductions": lambda x, w: (x.sum(dim=0) * w.amax(dim=0)).softmax(0),
+    "indexing": lambda x, w: (x[:, nbgrad.tensor([1, 0, 1], device=x.device)]
+                              * w[:, x[0].detach() > 0].sum()),
+    "views-cat": lambda x, w: nbgrad.cat([x.t().reshape(-1), w.view(-1)]).max(dim=0).values,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEVICE_FUNCTIONS))
+def test_gradcheck_with_float64_inputs_on_the_device(name, device):
+    x, w = (nbgrad.tensor(values((2, 3), seed), dtype=nbgrad.float64, device=device,
+                          requires_grad=True) for seed in (8, 9))
+    assert gradcheck(DEVICE_FUNCTIONS[name], (x, w))
+
+
+def test_gradcheck_catches_a_wrong_gradient_on_the_device(device):
+    wrong = nbgrad.elementwise("wrong_square", lambda a: a * a, grads={"a": lambda g, a: 3 * g * a})
+    x = nbgrad.tensor(values((3,), 10), dtype=nbgrad.float64, device=device, requires_grad=True)
+    assert gradcheck(wrong, (x,), raise_exception=False) is False
+    with pytest.raises(GradcheckError):
+        gradcheck(wrong, (x,))
+    assert x.tolist() == values((3,), 10).tolist()  # perturbations are undone

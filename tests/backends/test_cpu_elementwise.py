@@ -6,11 +6,11 @@ takes, and that the results match the full functions."""
 import numpy as np
 import pytest
 
-from nbgrad.backends import scalar_math as sm
+from nbgrad.declarations import scalar_math as sm
 from nbgrad.backends.cpu import elementwise as E
 from nbgrad import FastPath  # public: a user's row may declare one
-from nbgrad.ops.elementwise import ElementwiseOp
-from nbgrad.ops.table import BY_NAME
+from nbgrad.ops.elementwise import Row
+from nbgrad.declarations.op_table import BY_NAME
 
 N = E.PARALLEL_THRESHOLD + 3  # odd: the loops' remainders run too
 
@@ -59,7 +59,7 @@ LIMIT = 4.0
 
 # Markers: the fast functions give 1, the full ones 0 (nan for inf/nan), so
 # the output shows which path each block took.
-MARKED = ElementwiseOp(
+MARKED = Row(
     "marked", lambda a, b: 0 * (a + b), {"a": lambda g, a, b: 0 * (g + a + b)},
     fast_path=FastPath(LIMIT, lambda a, b: 1 + 0 * (a + b), {"a": lambda g, a, b: 1 + 0 * g}))
 
@@ -117,9 +117,9 @@ def test_the_fast_path_is_part_of_the_kernel_identity():
     """Kernels are cached on disk by a hash: a changed fast function or limit
     must give a new kernel module."""
     def row(limit, fast):
-        return ElementwiseOp("ident", lambda a: sm.sin(a), fast_path=FastPath(limit, fast))
+        return Row("ident", lambda a: sm.sin(a), fast_path=FastPath(limit, fast))
     rows = [row(1.0, lambda a: sm.sin_small(a)), row(1.0, lambda a: sm.cos_small(a)),
-            row(2.0, lambda a: sm.sin_small(a)), ElementwiseOp("ident", lambda a: sm.sin(a))]
+            row(2.0, lambda a: sm.sin_small(a)), Row("ident", lambda a: sm.sin(a))]
     assert len({E._forward_module(r, "a", 1).__name__ for r in rows}) == 4
 
 
@@ -156,7 +156,7 @@ def test_trig_kernels_with_the_fast_path_match_the_full_functions(name, dtype):
     row = BY_NAME[name]
     assert row.fast_path is not None
     # the same row without its fast path: plain loops of the full functions
-    plain = ElementwiseOp(name, row.forward, {"a": row.derivative(0)}, result="float")
+    plain = Row(name, row.forward, {"a": row.derivative(0)}, result="float")
     x = _trig_inputs(dtype, np.random.default_rng(2))
     g = np.random.default_rng(3).uniform(-1, 1, x.size).astype(dtype)
     want = np.empty_like(x)

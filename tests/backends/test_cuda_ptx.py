@@ -2,7 +2,7 @@
 ordinary (non-simulator) process and without a GPU: numba-cuda[cu13] brings
 NVVM, and ``numba.cuda.compile_ptx`` needs no driver.
 
-The kernels are ``nbgrad.backends.cuda.catalog``'s: for every op row and
+The kernels are ``cuda_catalog``'s (the manifest beside this file): for every op row and
 both float dtypes, the forward kernel (strided all-array, and the 1-D kernel
 with scalar trailing arguments that in-place and ``x * 2`` style calls use)
 and the fused backward kernel; the reductions (sum/max/min/argmax/argmin, both
@@ -19,7 +19,7 @@ import os
 
 import pytest
 
-from nbgrad.backends.cuda import catalog
+import cuda_catalog as catalog
 
 
 def _compile_ptx_works():
@@ -44,7 +44,7 @@ ENTRIES = list(catalog.entries()) if REASON is None else []
 
 
 def test_the_catalog_covers_every_row_and_kernel_family():
-    from nbgrad.ops.table import ROWS
+    from nbgrad.declarations.op_table import ROWS
     labels = [label for label, _, _ in ENTRIES]
     for row in ROWS:
         for dtype in ("float32", "float64"):

@@ -361,7 +361,7 @@ import math
 import numpy as np
 import nbgrad
 import nbgrad.nn.functional as F
-from nbgrad.ops.table import ROWS
+from nbgrad.declarations.op_table import ROWS
 
 VALUES = [-2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, math.inf, -math.inf, math.nan]
 SAMPLES = {1: VALUES,  # per number of inputs, taken in all combinations

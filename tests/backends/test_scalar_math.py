@@ -1,4 +1,4 @@
-"""nbgrad.backends.scalar_math: accuracy against NumPy over dense sweeps and
+"""nbgrad.declarations.scalar_math: accuracy against NumPy over dense sweeps and
 random bit patterns, IEEE edge cases, float32 type discipline, SIMD
 vectorization and CUDA compilability.
 
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbgrad.backends import scalar_math as sm
+from nbgrad.declarations import scalar_math as sm
 
 NAMES = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "sin", "cos"]
 UFUNCS = [n for n in NAMES if n != "sigmoid"]

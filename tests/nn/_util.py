@@ -62,3 +62,40 @@ def assert_grads_match(nb_module, torch_module, dtype_name):
     assert list(nb_params) == list(t_params)
     for name, p in nb_params.items():
         assert_close(p.grad, t_params[name].grad, dtype_name)
+
+
+def run_on_device(fn, make, inputs, dtype, device, seed=0):
+    """``fn(module, *inputs)`` with nbgrad on ``device`` and with torch:
+    ``make(lib)`` builds the same module from ``lib.nn`` (or is None for a
+    function), torch's weights are copied into nbgrad's. Floating NumPy
+    inputs become leaves that require grad; backward a random cotangent;
+    compare the outputs and every gradient, which must stay on the device.
+    Returns the (nbgrad, torch) outputs."""
+    nb_dtype, t_dtype = dtype
+    modules = {nbgrad: None, torch: None}
+    if make is not None:
+        modules = {lib: make(lib) for lib in (nbgrad, torch)}
+        copy_weights(modules[nbgrad], modules[torch])
+        modules[nbgrad].to(device=device, dtype=nb_dtype)
+        modules[torch].to(dtype=t_dtype)
+    results = {}
+    for lib, lib_dtype in ((nbgrad, nb_dtype), (torch, t_dtype)):
+        on = {"device": device} if lib is nbgrad else {}
+        args = [lib.tensor(x, dtype=lib_dtype, requires_grad=True, **on) if x.dtype.kind == "f"
+                else lib.tensor(x, **on) for x in inputs]
+        out = fn(modules[lib], *args)
+        g = np.random.default_rng(seed).standard_normal(tuple(out.shape))
+        out.backward(lib.tensor(g, dtype=lib_dtype, **on))
+        grads = {f"input {k}": a.grad for k, a in enumerate(args) if a.grad is not None}
+        if modules[lib] is not None:
+            grads.update({name: p.grad for name, p in modules[lib].named_parameters()})
+        results[lib] = out, grads
+    (out, grads), (want, want_grads) = results[nbgrad], results[torch]
+    name = nb_dtype.name
+    assert out.device.type == device
+    assert_close(out.cpu(), want, name)
+    assert sorted(grads) == sorted(want_grads)
+    for key, grad in grads.items():
+        assert grad.device.type == device, key
+        assert_close(grad.cpu(), want_grads[key], name)
+    return out, want

@@ -8,7 +8,7 @@ import nbgrad.nn as nn
 import nbgrad.nn.functional as F
 from nbgrad.autograd import gradcheck
 
-from ._util import DTYPE_IDS, DTYPES, assert_close, run_both
+from ._util import DTYPE_IDS, DTYPES, assert_close, run_both, run_on_device
 
 MODULES = [
     (lambda: nn.ReLU(), lambda: torch.nn.ReLU()),
@@ -63,3 +63,14 @@ def test_softmax_implicit_dim_warns_like_torch():
     with pytest.warns(UserWarning):
         expected = torch.nn.functional.softmax(torch.tensor(x))
     assert_close(out, expected, "float64")
+
+
+# ------------------------------------------------------------ on every device
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("make", [lambda L: L.nn.ReLU(), lambda L: L.nn.Sigmoid(),
+                                  lambda L: L.nn.Tanh(), lambda L: L.nn.GELU(),
+                                  lambda L: L.nn.GELU(approximate="tanh")],
+                         ids=["relu", "sigmoid", "tanh", "gelu", "gelu-tanh"])
+def test_activations_on_the_device_match_torch(dtype, make, device):
+    run_on_device(lambda m, x: m(x), make, [np.random.default_rng(0).standard_normal((2, 3, 4))],
+                  dtype, device)

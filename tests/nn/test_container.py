@@ -1,11 +1,14 @@
 """Sequential, ModuleList and ModuleDict."""
 import collections
 
+import numpy as np
 import pytest
 import torch
 
 import nbgrad
 import nbgrad.nn as nn
+
+from ._util import DTYPE_IDS, DTYPES, run_on_device
 
 
 def test_sequential_chains_and_names_like_torch():
@@ -60,3 +63,13 @@ def test_module_dict():
     d = nn.ModuleDict({"enc": nn.Linear(2, 3), "dec": nn.Linear(3, 2)})
     assert list(d.keys()) == ["enc", "dec"] and "enc" in d and len(d) == 2
     assert [n for n, _ in d.named_parameters()] == ["enc.weight", "enc.bias", "dec.weight", "dec.bias"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_sequential_cnn_on_the_device_matches_torch(dtype, device):
+    def make(lib):
+        return lib.nn.Sequential(lib.nn.Conv2d(2, 3, 3, padding=1), lib.nn.ReLU(),
+                                 lib.nn.MaxPool2d(2), lib.nn.Flatten(), lib.nn.Linear(12, 4),
+                                 lib.nn.Tanh())
+    run_on_device(lambda m, x: m(x), make, [np.random.default_rng(0).standard_normal((2, 2, 5, 5))],
+                  dtype, device)

@@ -7,8 +7,10 @@ import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
 from nbgrad.autograd import gradcheck
+from helpers import cuda_only
 
-from ._util import DTYPE_IDS, DTYPES, assert_close, assert_grads_match, copy_weights, run_both
+from ._util import (DTYPE_IDS, DTYPES, assert_close, assert_grads_match, copy_weights, run_both,
+                    run_on_device)
 
 CONFIGS = [
     # (in, out, kernel, stride, padding, dilation, bias, input shape)
@@ -119,3 +121,38 @@ def test_conv2d_refuses_what_it_does_not_implement():
         nn.Conv2d(4, 4, 3, groups=2)
     with pytest.raises(ValueError, match="strided"):
         nn.Conv2d(4, 4, 3, stride=2, padding="same")
+
+
+# ------------------------------------------------------------ on every device
+IMAGES = np.random.default_rng(0).standard_normal((2, 2, 5, 5))
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # torch's own note
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("kwargs", [dict(padding=1), dict(stride=2, padding=1),
+                                    dict(dilation=2, bias=False), dict(padding="same")],
+                         ids=["pad1", "stride2", "dilation2", "same"])
+def test_conv2d_on_the_device_matches_torch(dtype, kwargs, device):
+    run_on_device(lambda m, x: m(x), lambda lib: lib.nn.Conv2d(2, 3, 3, **kwargs), [IMAGES],
+                  dtype, device)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_functional_conv2d_of_an_unbatched_input_on_the_device_matches_torch(dtype, device):
+    rng = np.random.default_rng(1)
+
+    def fn(_, x, w, b):
+        lib = nbgrad if isinstance(x, nbgrad.Tensor) else torch
+        return lib.nn.functional.conv2d(x, w, b, stride=(1, 2), padding=1)
+    run_on_device(fn, None, [IMAGES[0], rng.standard_normal((3, 2, 2, 3)), rng.standard_normal(3)],
+                  dtype, device)
+
+
+@cuda_only
+def test_layers_name_both_devices_when_input_and_weights_differ(device):
+    message = ("Expected all tensors to be on the same device, but found at least two devices, "
+               "cuda:0 and cpu!")
+    with pytest.raises(RuntimeError, match=message):
+        nn.Conv2d(2, 3, 3)(nbgrad.tensor(IMAGES, dtype=nbgrad.float32, device=device))
+    with pytest.raises(RuntimeError, match=message):
+        nn.Linear(5, 2)(nbgrad.ones(2, 5, device=device))

@@ -60,3 +60,23 @@ def test_dropout_inplace_and_bad_probability():
             torch.nn.Dropout(p)
         assert str(actual.value) == str(expected.value)
     assert repr(nn.Dropout(0.3)) == repr(torch.nn.Dropout(0.3))
+
+
+# ------------------------------------------------------------ on every device
+@pytest.mark.parametrize("dtype", [nbgrad.float32, nbgrad.float64], ids=["float32", "float64"])
+def test_dropout_on_the_device_keeps_or_scales_like_on_the_cpu(dtype, device):
+    """The same seed draws the same mask on every device (torch draws its own)."""
+    results = {}
+    for d in {"cpu", device}:
+        nbgrad.manual_seed(0)
+        x = nbgrad.ones(4, 5, dtype=dtype, device=d, requires_grad=True)
+        out = nn.Dropout(0.4)(x)
+        out.sum().backward()
+        results[d] = out.detach().cpu().numpy(), x.grad.cpu().numpy()
+        assert out.device.type == x.grad.device.type == d
+    np.testing.assert_allclose(np.unique(results[device][0]), [0.0, 1 / 0.6], rtol=1e-6)
+    for got, want in zip(results[device], results["cpu"]):
+        np.testing.assert_array_equal(got, want)
+    x = nbgrad.ones(3, dtype=dtype, device=device)
+    assert nn.Dropout(1.0)(x).tolist() == [0.0] * 3
+    assert nn.Dropout(0.5).eval()(x).tolist() == [1.0] * 3

@@ -1,9 +1,12 @@
 """Flatten and Unflatten."""
+import numpy as np
 import pytest
 import torch
 
 import nbgrad
 import nbgrad.nn as nn
+
+from ._util import DTYPES, run_on_device
 
 
 @pytest.mark.parametrize("start,end", [(1, -1), (0, -1), (1, 2), (-2, -1)])
@@ -28,3 +31,9 @@ def test_unflatten_matches_torch():
     out = nn.Unflatten(1, (3, 4))(x)
     assert tuple(out.shape) == (2, 3, 4)
     assert repr(nn.Unflatten(1, (3, 4))) == repr(torch.nn.Unflatten(1, (3, 4)))
+
+
+@pytest.mark.parametrize("dims", [(), (0, 2)], ids=["default", "0-2"])
+def test_flatten_on_the_device_matches_torch(dims, device):
+    run_on_device(lambda m, x: m(x), lambda lib: lib.nn.Flatten(*dims),
+                  [np.random.default_rng(0).standard_normal((2, 3, 4))], DTYPES[0], device)

@@ -9,7 +9,8 @@ import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
 
-from ._util import DTYPE_IDS, DTYPES, assert_close, assert_grads_match, copy_weights, run_both
+from ._util import (DTYPE_IDS, DTYPES, assert_close, assert_grads_match, copy_weights, run_both,
+                    run_on_device)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -151,3 +152,12 @@ def test_linear_gradients_taken_without_a_copy_stay_independent():
     np.testing.assert_array_equal(ng.numpy(), g)
     np.testing.assert_array_equal(nx.detach().numpy(), x)
     assert not np.shares_memory(nl.weight.grad.numpy(), nx.grad.numpy())
+
+
+# ------------------------------------------------------------ on every device
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_on_the_device_matches_torch(dtype, bias, device):
+    shape = (2, 3, 5) if bias else (4, 5)
+    run_on_device(lambda m, x: m(x), lambda lib: lib.nn.Linear(5, 3, bias=bias),
+                  [np.random.default_rng(1).standard_normal(shape)], dtype, device)

@@ -7,8 +7,9 @@ import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
 from nbgrad.autograd import gradcheck
+from helpers import cuda_only
 
-from ._util import DTYPE_IDS, DTYPES, assert_close, run_both
+from ._util import DTYPE_IDS, DTYPES, assert_close, run_both, run_on_device
 
 REDUCTIONS = ["mean", "sum", "none"]
 
@@ -252,11 +253,11 @@ def test_nll_reduced_gradient_path_and_values_match_torch(monkeypatch, reduction
     """A reduced loss whose samples all weigh the same scatters its one
     gradient value with one kernel (2-D and spatial); ignored samples take the
     per-sample path. Either way the gradient is PyTorch's."""
-    from nbgrad.nn import _nll
-    module = _nll._kernels()
+    from nbgrad.backends.cpu import loops
+    module = loops.kernels()
     calls = []
-    real = module.scatter_value
-    monkeypatch.setattr(module, "scatter_value", lambda *args: calls.append(1) or real(*args))
+    real = module.put_value
+    monkeypatch.setattr(module, "put_value", lambda *args: calls.append(1) or real(*args))
     rng = np.random.default_rng(10)
     x = rng.standard_normal(shape)
     y = np.array([1, 0, 3, 1, 2, 1]) if len(shape) == 2 else rng.integers(0, 4, (2, 3))
@@ -269,3 +270,72 @@ def test_nll_reduced_gradient_path_and_values_match_torch(monkeypatch, reduction
         grads.append(xt.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-15)
     assert len(calls) == (0 if ignore == 1 else 1)
+
+
+# ------------------------------------------------------------ on every device
+RNG = np.random.default_rng(0)
+LOGITS = RNG.standard_normal((5, 4))
+TARGET = np.array([0, 3, 1, 3, 2])
+WEIGHT = np.array([0.5, 1.0, 2.0, 1.5])
+PROBS = RNG.random((5, 4))
+PROBS /= PROBS.sum(1, keepdims=True)
+
+
+def _functional(lib):
+    return nbgrad.nn.functional if lib is nbgrad else torch.nn.functional
+
+
+def _lib(x):
+    return nbgrad if isinstance(x, nbgrad.Tensor) else torch
+
+
+DEVICE_LOSSES = {  # name: (make the loss module from lib.nn, or None; call; inputs)
+    "mse-mean": (lambda L: L.nn.MSELoss(), None, [LOGITS, RNG.standard_normal((5, 4))]),
+    "mse-sum": (lambda L: L.nn.MSELoss(reduction="sum"), None, [LOGITS, LOGITS[::-1].copy()]),
+    "mse-none": (lambda L: L.nn.MSELoss(reduction="none"), None, [LOGITS, LOGITS * 0.5]),
+    "ce-mean": (lambda L: L.nn.CrossEntropyLoss(), None, [LOGITS, TARGET]),
+    "ce-sum": (lambda L: L.nn.CrossEntropyLoss(reduction="sum"), None, [LOGITS, TARGET]),
+    "ce-none": (lambda L: L.nn.CrossEntropyLoss(reduction="none"), None, [LOGITS, TARGET]),
+    "ce-ignore": (lambda L: L.nn.CrossEntropyLoss(ignore_index=3), None, [LOGITS, TARGET]),
+    "ce-smoothing": (lambda L: L.nn.CrossEntropyLoss(label_smoothing=0.2), None,
+                     [LOGITS, TARGET]),
+    "ce-ignore-smoothing": (lambda L: L.nn.CrossEntropyLoss(ignore_index=1, label_smoothing=0.1,
+                                                            reduction="none"), None,
+                            [LOGITS, TARGET]),
+    # class weights and pos_weight are constants to torch (it refuses them requiring grad)
+    "ce-weights": (None, lambda x, t, w: _functional(_lib(x)).cross_entropy(
+        x, t, weight=w.detach(), ignore_index=0, label_smoothing=0.1), [LOGITS, TARGET, WEIGHT]),
+    "ce-probabilities": (lambda L: L.nn.CrossEntropyLoss(label_smoothing=0.1), None,
+                         [LOGITS, PROBS]),
+    "ce-spatial": (lambda L: L.nn.CrossEntropyLoss(), None,
+                   [RNG.standard_normal((2, 4, 3, 2)), RNG.integers(0, 4, (2, 3, 2))]),
+    "nll-mean": (None, lambda x, t: _functional(_lib(x)).nll_loss(x.log_softmax(1), t),
+                 [LOGITS, TARGET]),
+    "nll-none": (None, lambda x, t: _functional(_lib(x)).nll_loss(x.log_softmax(1), t,
+                                                                   reduction="none"),
+                 [LOGITS, TARGET]),
+    "bce-logits": (lambda L: L.nn.BCEWithLogitsLoss(), None, [LOGITS * 10, RNG.random((5, 4))]),
+    "bce-logits-weights": (None, lambda x, t, w, pw: _functional(_lib(x))
+                           .binary_cross_entropy_with_logits(x, t, weight=w.detach(),
+                                                             pos_weight=pw.detach()),
+                           [LOGITS, RNG.random((5, 4)), RNG.random(4), RNG.random(4) + 0.5]),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name", sorted(DEVICE_LOSSES))
+def test_losses_on_the_device_match_torch(dtype, name, device):
+    make, call, inputs = DEVICE_LOSSES[name]
+    if make is not None:
+        run_on_device(lambda loss, *args: loss(*args), make, inputs, dtype, device)
+    else:
+        run_on_device(lambda _, *args: call(*args), None, inputs, dtype, device)
+
+
+@cuda_only
+def test_bad_targets_on_the_device_raise_like_on_the_cpu(device):
+    x = nbgrad.tensor(LOGITS, dtype=nbgrad.float32, device=device)
+    with pytest.raises(IndexError, match="Target 4 is out of bounds."):
+        F.cross_entropy(x, nbgrad.tensor([0, 4, 1, 1, 1], device=device))
+    with pytest.raises(RuntimeError, match="found at least two devices, cuda:0 and cpu!"):
+        F.cross_entropy(x, nbgrad.tensor(TARGET))

@@ -8,7 +8,7 @@ import nbgrad.nn as nn
 import nbgrad.nn.functional as F
 from nbgrad.autograd import gradcheck
 
-from ._util import DTYPE_IDS, DTYPES, assert_close, run_both
+from ._util import DTYPE_IDS, DTYPES, assert_close, run_both, run_on_device
 
 MAX_CONFIGS = [
     dict(kernel_size=2),
@@ -131,3 +131,39 @@ def test_max_pool2d_nan_handling_matches_torch():
     tout, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
     np.testing.assert_array_equal(out.numpy(), tout.numpy())
     np.testing.assert_array_equal(idx.numpy(), tidx.numpy())
+
+
+# ------------------------------------------------------------ on every device
+IMAGES = np.random.default_rng(0).standard_normal((2, 2, 5, 5))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                    dict(kernel_size=2, stride=2, ceil_mode=True),
+                                    dict(kernel_size=2, stride=1, dilation=2)],
+                         ids=["k2", "k3s2p1", "ceil", "dilation"])
+def test_max_pool2d_on_the_device_matches_torch(dtype, kwargs, device):
+    run_on_device(lambda m, x: m(x), lambda lib: lib.nn.MaxPool2d(**kwargs), [IMAGES], dtype,
+                  device)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_max_pool2d_nan_and_ties_on_the_device_pick_pytorchs_index(dtype, device):
+    x = np.array([[[[1.0, 1.0, np.nan, 0.0], [2.0, 2.0, 0.0, np.nan]]]])
+    run_on_device(lambda _, x: (nbgrad if isinstance(x, nbgrad.Tensor) else torch).nn.functional
+                  .max_pool2d(x, 2), None, [x], dtype, device)
+    _, indices = F.max_pool2d(nbgrad.tensor(x, dtype=dtype[0], device=device), 2,
+                              return_indices=True)
+    _, want = torch.nn.functional.max_pool2d(torch.tensor(x, dtype=dtype[1]), 2,
+                                             return_indices=True)
+    assert indices.device.type == device and indices.tolist() == want.tolist() == [[[[4, 7]]]]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                    dict(kernel_size=3, padding=1, count_include_pad=False),
+                                    dict(kernel_size=2, ceil_mode=True, divisor_override=3)],
+                         ids=["k2", "k3s2p1", "no-pad-count", "ceil-divisor"])
+def test_avg_pool2d_on_the_device_matches_torch(dtype, kwargs, device):
+    run_on_device(lambda m, x: m(x), lambda lib: lib.nn.AvgPool2d(**kwargs), [IMAGES], dtype,
+                  device)

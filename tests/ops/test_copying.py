@@ -2,12 +2,15 @@
 (nbgrad/ops/copying.py) against PyTorch: values, storage, history and
 gradients (also by finite differences), version bumps and error texts."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
 
 import nbgrad
-from helpers import assert_same_error, dtype_name, node_name
+from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, dtype_name, lib_of,
+                     node_name, raises_like_torch, run_like_torch, values)
 from nbgrad.autograd import gradcheck
 
 
@@ -26,6 +29,7 @@ CLONE_LAYOUTS = [
     ("stepped", lambda L: L.tensor(np.arange(24.0).reshape(3, 8))[:, ::2]),
     ("stepped-transposed", lambda L: L.tensor(np.arange(24.0).reshape(8, 3))[::2].t()),
     ("expanded", lambda L: L.tensor(VALUES)[:, :1].expand(2, 4)),
+    ("expanded-row", lambda L: L.tensor(VALUES)[0].expand(2, 3)),
     ("size-1-dims", lambda L: L.tensor(VALUES).t()[:, :1]),
 ]
 
@@ -114,6 +118,19 @@ def test_casts_match_torch(source, op):
     if x.grad is not None:
         assert x.grad.dtype is x.dtype
         np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [c[1] for c in CLONE_LAYOUTS], ids=[c[0] for c in CLONE_LAYOUTS])
+@pytest.mark.parametrize("source, cast", [("float64", lambda x: x.float()),
+                                          ("int64", lambda x: x.double()),
+                                          ("float64", lambda x: x.long())],
+                         ids=["float", "int64-double", "long"])
+def test_casts_lay_the_result_out_as_clone(make, source, cast):
+    """PyTorch's _to_copy is preserve_format: an expanded int64 tensor's
+    ``double()`` is C order, as its clone."""
+    ours, theirs = (cast(make(lib).to(getattr(lib, source))) for lib in (nbgrad, torch))
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 @pytest.mark.parametrize("source", ["int64", "bool"])
@@ -214,6 +231,51 @@ def test_copy_from_itself_and_from_an_overlapping_view():
         assert x._version == 1
     assert_same_error(lambda L: (lambda x: x[1:].copy_(x[:-1]))(L.arange(6.0)))
     assert_same_error(lambda L: (lambda x: x[:3].copy_(x[2:5]))(L.arange(6.0)))
+
+
+SELF_COPIES = [
+    ("copy-itself", lambda e: e.copy_(e)),
+    ("copy-detached", lambda e: e.copy_(e.detach())),
+    ("copy-full-view", lambda e: e.copy_(e[:])),
+    ("setitem-ellipsis", lambda e: e.__setitem__(Ellipsis, e)),
+    ("setitem-full-slice", lambda e: e.__setitem__(slice(None), e)),
+    ("setitem-row", lambda e: e.__setitem__(1, e[1])),
+]
+
+
+@pytest.mark.parametrize("source", ["plain", "non-leaf"])
+@pytest.mark.parametrize("write", [c[1] for c in SELF_COPIES], ids=[c[0] for c in SELF_COPIES])
+def test_a_copy_of_the_very_same_elements_into_an_expanded_tensor(write, source):
+    """PyTorch's copy_ returns before its overlap checks when the source is
+    the destination's very elements (same address, sizes, strides, dtype):
+    nothing is written, yet the version is bumped and the write taped (so the
+    base's CopySlices refuses to write its gradient into the expanded view
+    in backward, as PyTorch's does)."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        e = (x.detach() if source == "plain" else x * 1).expand(2, 3)
+        write(e)
+        grad = None
+        if e.requires_grad:
+            try:
+                (e * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+                grad = x.grad.numpy().tolist()
+            except RuntimeError as error:
+                grad = str(error)
+        results.append((e.detach().numpy().copy(), e._version, e.stride(), grad))
+    (values, version, strides, grad), (t_values, t_version, t_strides, t_grad) = results
+    np.testing.assert_array_equal(values, t_values)
+    assert version == t_version == 1 and strides == t_strides
+    assert grad == t_grad
+
+
+def test_other_writes_into_an_expanded_tensor_are_still_refused():
+    expanded = lambda L: L.tensor([1.0, 2.0, 3.0]).expand(2, 3)  # noqa: E731
+    assert_same_error(lambda L: expanded(L).copy_(expanded(L).clone()))
+    assert_same_error(lambda L: expanded(L).copy_(expanded(L)))  # other memory
+    assert_same_error(lambda L: (lambda e: e.add_(e))(expanded(L)))
+    assert_same_error(lambda L: (lambda e: e.copy_(e.double()))(expanded(L)))
 
 
 # ---------------------------------------------------------- fill_ / zero_
@@ -377,3 +439,164 @@ def test_writes_into_integer_tensors_record_no_history():
 
 def test_in_place_ops_refuse_partly_overlapping_operands_like_copy():
     assert_same_error(lambda L: (lambda x: x[1:].add_(x[:-1]))(L.arange(6.0)))
+
+
+# ------------------------------------------------------------ on every device
+def test_clone_and_casts_match_torch(device):
+    def fn(x):
+        return x.clone() * x.double().float() + x.to(lib_of(x).float64).to(lib_of(x).float32)
+    run_like_torch(fn, values((2, 3), 6), device=device)
+    x = values((2, 3), 7)
+    ours, theirs = nbgrad.tensor(x, device=device), torch.tensor(x)
+    for cast in (lambda t: t.long(), lambda t: t.bool(), lambda t: t.float(),
+                 lambda t: (t > 0).double(), lambda t: t.long().float()):
+        assert_same_tensor(cast(ours), cast(theirs))
+    assert ours.type() == ("nbgrad.cuda.DoubleTensor" if device == "cuda"
+                           else "nbgrad.DoubleTensor")
+
+
+def test_copy_fill_zero_into_views_match_torch(device):
+    def fn(a, b):
+        y = a * 1
+        y[0].copy_(b[1])
+        y[1, 1:].fill_(2.5)
+        y[:, 0].zero_()
+        return y * a
+    run_like_torch(fn, values((2, 3), 8), values((2, 3), 9), device=device, dtype=nbgrad.float64)
+
+
+def test_copy_and_fill_numbers_into_integer_targets_match_torch(device):
+    ours, theirs = nbgrad.tensor([1, 2, 3], device=device), torch.tensor([1, 2, 3])
+    for t in (ours, theirs):
+        t.copy_(7)
+        t[1:].fill_(-1)
+    assert_same_tensor(ours, theirs)
+
+
+def test_fill_with_a_scalar_tensor_on_the_device_matches_torch(device):
+    ours, theirs = nbgrad.tensor(values((2, 2), 1), device=device), torch.tensor(values((2, 2), 1))
+    ours.fill_(nbgrad.tensor(3.0, device=device))
+    theirs.fill_(torch.tensor(3.0))
+    assert_same_tensor(ours, theirs)
+
+
+def test_copy_into_a_leaf_that_requires_grad_is_refused_like_torch(device):
+    leaf = nbgrad.zeros(2, device=device, requires_grad=True)
+    assert_same_error(lambda lib: (leaf if lib is nbgrad else torch.zeros(2, requires_grad=True))
+                      .copy_(lib.ones(2, **({"device": device} if lib is nbgrad else {}))))
+    assert leaf._version == 0
+
+
+def test_copy_from_a_partly_overlapping_view_is_refused_like_torch(device):
+    raises_like_torch(lambda t: t[1:].copy_(t[:3]), values((4,), 1), device=device)
+
+
+# ---------------------------------------------------------- across devices
+@cuda_only
+def test_to_cuda_of_a_leaf_is_a_non_leaf_whose_backward_fills_the_cpu_leaf(device):
+    x = nbgrad.tensor(values((2, 3), 1), requires_grad=True)
+    y = x.to(device)
+    assert y.is_cuda and not y.is_leaf and y.requires_grad
+    assert y.grad_fn.name() == x.float().grad_fn.name()  # ToCopy, as a dtype change
+    (y * y).sum().backward()
+    assert not x.grad.is_cuda and x.grad.dtype is x.dtype
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy())
+
+
+@cuda_only
+def test_cpu_of_a_cuda_leaf_sends_the_gradient_back_to_the_device(device):
+    x = nbgrad.tensor(values((3,), 2), device=device, requires_grad=True)
+    z = x.cpu()
+    assert not z.is_cuda and z.grad_fn is not None
+    (z * 3).sum().backward()
+    assert x.grad.is_cuda and x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+@cuda_only
+@pytest.mark.parametrize("move", [
+    lambda t: t.cuda(), lambda t: t.cuda(0), lambda t: t.to("cuda:0"),
+    lambda t: t.to(nbgrad.device("cuda")), lambda t: t.to(device="cuda"),
+    lambda t: t.to("cuda", nbgrad.float64), lambda t: t.to(nbgrad.ones(1, device="cuda")),
+], ids=["cuda", "cuda0", "str", "device", "kw", "device-dtype", "other"])
+def test_ways_to_move_to_the_device(move, device):
+    x = nbgrad.tensor(values((2, 2), 3), dtype=nbgrad.float32, requires_grad=True)
+    y = move(x)
+    assert y.device.type == device
+    y.sum().backward()
+    assert not x.grad.is_cuda and x.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+@cuda_only
+def test_round_trip_through_the_device_and_same_device_is_a_no_op(device):
+    cpu = nbgrad.tensor(values((2, 3), 4))
+    cuda = cpu.to(device)
+    assert cuda.to("cuda") is cuda and cuda.cuda() is cuda and cpu.cpu() is cpu
+    back = cuda.cpu()
+    np.testing.assert_array_equal(back.numpy(), cpu.numpy())
+    back[0, 0] = 100.0  # a copy
+    assert cuda[0, 0].item() != 100.0
+    again = cuda.to("cuda", copy=True)
+    assert again is not cuda and again._data is not cuda._data
+
+
+@cuda_only
+def test_gradient_through_a_round_trip_and_a_dtype_change_matches_torch(device):
+    x = nbgrad.tensor(values((2, 3), 5), dtype=nbgrad.float32, requires_grad=True)
+    (x.to(device).double().sigmoid().cpu().float() * x).to(device).sum().backward()
+    y = torch.tensor(values((2, 3), 5), dtype=torch.float32, requires_grad=True)
+    (y.double().sigmoid().float() * y).sum().backward()
+    assert_same_tensor(x.grad, y.grad)
+
+
+@cuda_only
+def test_copy_from_another_device_is_taped(device):
+    source = nbgrad.tensor(values((3,), 1), requires_grad=True)  # on the CPU
+    target = nbgrad.zeros(3, device=device) * 1
+    target.copy_(source)
+    assert target.is_cuda
+    (target * 2).sum().backward()
+    assert not source.grad.is_cuda and source.grad.tolist() == [2.0, 2.0, 2.0]
+    back = nbgrad.zeros(3)
+    back.copy_(nbgrad.tensor([1.0, 2.0, 3.0], device=device))
+    assert back.tolist() == [1.0, 2.0, 3.0]
+
+
+@cuda_only
+def test_mixed_device_elementwise_message(device):
+    """The message names the device the op ran on first (torch's
+    TensorIterator: the first non-CPU device is the common one)."""
+    cuda, cpu = nbgrad.ones(2, device=device), nbgrad.ones(2)
+    for call in (lambda: cuda + cpu, lambda: cpu + cuda, lambda: cuda.mul_(cpu),
+                 lambda: nbgrad.where(cuda > 0, cuda, cpu)):
+        with pytest.raises(RuntimeError, match=f"^{re.escape(MIXED.format('cuda:0', 'cpu'))}$"):
+            call()
+
+
+@cuda_only
+def test_zero_dim_cpu_tensor_is_a_scalar_in_a_cuda_op(device):
+    """As in torch: values, promotion as a 0-d tensor, and the gradient back on the CPU."""
+    x = nbgrad.ones(2, device=device, requires_grad=True)
+    s = nbgrad.tensor(3.0, dtype=nbgrad.float64, requires_grad=True)
+    out = x * s
+    assert out.is_cuda and out.dtype is nbgrad.float32 and out.tolist() == [3.0, 3.0]
+    out.sum().backward()
+    assert s.grad.device == nbgrad.device("cpu") and s.grad.dtype is nbgrad.float64
+    assert s.grad.item() == 2.0 and x.grad.tolist() == [3.0, 3.0]
+    assert nbgrad.where(x > 0, nbgrad.tensor(1.0), x).tolist() == [1.0, 1.0]
+    with nbgrad.no_grad():
+        y = x.clone()
+        y.mul_(nbgrad.tensor(2.0))
+    assert y.tolist() == [2.0, 2.0]
+
+
+@cuda_only
+def test_only_zero_dim_cpu_tensors_join_a_cuda_op(device):
+    cuda = nbgrad.ones(2, device=device)
+    mixed = f"^{re.escape(MIXED.format('cuda:0', 'cpu'))}$"
+    for cpu in (nbgrad.ones(1), nbgrad.ones(2)):
+        with pytest.raises(RuntimeError, match=mixed):
+            cuda + cpu
+    scalar = nbgrad.tensor(1.0)  # written into: it must be on the op's device
+    with pytest.raises(RuntimeError, match=mixed):
+        scalar.add_(cuda[0])
+    assert scalar.item() == 1.0 and scalar._version == 0

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import nbgrad
-from helpers import (assert_close, assert_same_tensor, dtype_name, examples, node_name,
-                     normalize_error)
+from helpers import (assert_close, assert_same_tensor, dtype_name, examples, lib_of, node_name,
+                     normalize_error, run_like_torch, values)
 
 SQRT_2 = math.sqrt(2.0)
 SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -56,9 +56,9 @@ UNARY = {  # custom row -> the PyTorch function it mirrors
 }
 
 
-def _to(lib, values, dtype, requires_grad=False):
+def _to(lib, values, dtype, requires_grad=False, device="cpu"):
     if lib is nbgrad:
-        return nbgrad.tensor(values, dtype=dtype, requires_grad=requires_grad)
+        return nbgrad.tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
     return torch.tensor(values, dtype=getattr(torch, dtype_name(dtype)),
                         requires_grad=requires_grad)
 
@@ -69,17 +69,18 @@ def _to(lib, values, dtype, requires_grad=False):
        dtype=st.sampled_from([nbgrad.float32, nbgrad.float64]),
        transposed=st.booleans(), seed=st.integers(0, 2**32 - 1))
 @examples(15)
-def test_custom_unary_forward_and_backward_match_torch(name, shape, dtype, transposed, seed):
+def test_custom_unary_forward_and_backward_match_torch(name, shape, dtype, transposed, seed,
+                                                       device):
     row, reference = UNARY[name]
     rng = np.random.default_rng(seed)
     values = rng.uniform(-3, 3, size=shape)
     upstream = rng.standard_normal(shape[::-1] if transposed else shape)
     results = {}
     for lib in (nbgrad, torch):
-        x = _to(lib, values, dtype, requires_grad=True)
+        x = _to(lib, values, dtype, requires_grad=True, device=device)
         view = x.permute(*reversed(range(x.ndim))) if transposed and x.ndim else x
         out = row(view) if lib is nbgrad else reference(view)
-        out.backward(_to(lib, upstream, dtype))
+        out.backward(_to(lib, upstream, dtype, device=device))
         results[lib] = (out, x.grad)
     (out, grad), (want, want_grad) = results[nbgrad], results[torch]
     assert_same_tensor(out.detach(), want.detach())
@@ -91,7 +92,7 @@ def test_custom_unary_forward_and_backward_match_torch(name, shape, dtype, trans
        dtype=st.sampled_from([nbgrad.float32, nbgrad.float64]),
        scalar=st.sampled_from([None, 0, 1]), seed=st.integers(0, 2**32 - 1))
 @examples(20)
-def test_custom_binary_op_broadcasts_like_torch(shapes, dtype, scalar, seed):
+def test_custom_binary_op_broadcasts_like_torch(shapes, dtype, scalar, seed, device):
     """A two-input row: broadcasting, a Python number in either position,
     forward and both gradients as torch.hypot."""
     rng = np.random.default_rng(seed)
@@ -101,14 +102,14 @@ def test_custom_binary_op_broadcasts_like_torch(shapes, dtype, scalar, seed):
                                    else shapes.input_shapes[1 - scalar])
     results = {}
     for lib in (nbgrad, torch):
-        leaves = [_to(lib, a_values, dtype, requires_grad=True),
-                  _to(lib, b_values, dtype, requires_grad=True)]
+        leaves = [_to(lib, a_values, dtype, requires_grad=True, device=device),
+                  _to(lib, b_values, dtype, requires_grad=True, device=device)]
         args = list(leaves)
         if scalar is not None:
             # torch.hypot takes tensors only; a 0-d tensor of the same dtype promotes alike
             args[scalar] = 1.5 if lib is nbgrad else _to(lib, 1.5, dtype)
         out = hypot(*args) if lib is nbgrad else torch.hypot(*args)
-        out.backward(_to(lib, upstream, dtype))
+        out.backward(_to(lib, upstream, dtype, device=device))
         results[lib] = (out, [leaf.grad for k, leaf in enumerate(leaves) if k != scalar])
     (out, grads), (want, want_grads) = results[nbgrad], results[torch]
     assert_same_tensor(out.detach(), want.detach())
@@ -509,8 +510,10 @@ def _same_result(ours, theirs):
 @pytest.mark.parametrize("make", _LAYOUT_MAKERS, ids=_LAYOUT_IDS)
 @pytest.mark.parametrize("op", [
     lambda L, x: x.sigmoid(), lambda L, x: x * 2, lambda L, x: x + L.tensor(0.5, dtype=L.float64),
-    lambda L, x: x * x, lambda L, x: x < 0.5],
-    ids=["unary", "number", "0d-tensor", "self", "compare"])
+    lambda L, x: x * x, lambda L, x: x < 0.5, lambda L, x: 2.0 ** x, lambda L, x: 2.0 / x,
+    lambda L, x: x.reciprocal(), lambda L, x: L.pow(2, x)],
+    ids=["unary", "number", "0d-tensor", "self", "compare", "rpow", "rdiv", "reciprocal",
+         "pow-number-base"])
 def test_elementwise_result_takes_the_layout_of_its_input(make, op):
     """PyTorch's TensorIterator: a result follows its inputs' strides (exactly
     when they are all dense with one layout), and its gradient reaches the
@@ -568,3 +571,149 @@ def test_in_place_op_keeps_the_layout_of_self(make):
     assert before == t_before
     _same_result(x, tx)
     assert x.stride() == before
+
+
+# ------------------------------------------------ number / tensor, reciprocal
+def _bits(t):
+    a = t.detach().numpy()
+    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
+
+
+_RDIV_SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-40, -1e-40, 1e-45, 3e38, -3e38,
+                  1e-38, 1.0, -3.0, 7.0]
+
+
+@pytest.mark.parametrize("number", [2.0, -1.5, 0.5, 3, 1e30, 1e-30, math.inf, math.nan, 0.0,
+                                    True])
+@pytest.mark.parametrize("dtype", [nbgrad.float32, nbgrad.float64], ids=dtype_name)
+def test_number_over_a_tensor_is_reciprocal_then_mul_as_in_torch(number, dtype):
+    """``number / x`` is PyTorch's ``x.reciprocal() * number``: the same bits,
+    forward and backward (specials and subnormals too), and the same nodes."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.standard_normal(500) * 10.0 ** rng.integers(-40, 39, 500),
+                             _RDIV_SPECIALS]).astype(dtype.numpy)
+    results = {}
+    for lib in (nbgrad, torch):
+        x = _to(lib, values, dtype, requires_grad=True)
+        y = number / x
+        y.backward(_to(lib, np.linspace(-2, 2, len(values)), dtype))
+        results[lib] = (y, x.grad, [node_name(y.grad_fn)] +
+                        [node_name(n) for n, _ in y.grad_fn.next_functions])
+    (y, g, nodes), (ty, tg, tnodes) = results[nbgrad], results[torch]
+    assert y.dtype is dtype and nodes == tnodes == ["MulBackward", "ReciprocalBackward", None]
+    np.testing.assert_array_equal(_bits(y), _bits(ty))
+    np.testing.assert_array_equal(_bits(g), _bits(tg))
+
+
+@pytest.mark.parametrize("values", [[1, 2, 0, -3], [True, False]], ids=["int64", "bool"])
+@pytest.mark.parametrize("number", [2, 2.5, True])
+def test_number_over_an_integer_tensor_is_float_as_in_torch(values, number):
+    ours, theirs = number / nbgrad.tensor(values), number / torch.tensor(values)
+    assert_same_tensor(ours, theirs)
+    np.testing.assert_array_equal(_bits(ours), _bits(theirs))
+
+
+def test_a_write_to_x_after_number_over_x_leaves_backward_intact_as_in_torch():
+    """The reciprocal saves its result, not x (nbgrad used to save x and refuse)."""
+    grads = {}
+    for lib in (nbgrad, torch):
+        leaf = lib.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        x = leaf * 1
+        y = 2.0 / x
+        with lib.no_grad():
+            x.add_(1)
+        y.sum().backward()
+        grads[lib] = leaf.grad
+    assert_same_tensor(grads[nbgrad], grads[torch])
+
+
+def test_a_write_to_the_saved_reciprocal_makes_backward_refuse_as_in_torch():
+    messages = {}
+    for lib in (nbgrad, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        r = x.reciprocal()
+        y = r * 2.0
+        r.mul_(2)
+        with pytest.raises(RuntimeError) as info:
+            (y + r).sum().backward()
+        messages[lib] = normalize_error(str(info.value))
+    assert messages[nbgrad] == messages[torch]
+
+
+# --------------------------------------------- Python ints beyond int64
+# PyTorch makes a Python int an int64 Scalar or, in [2**63, 2**64), a uint64
+# one: an operand (a wrapped number) then wraps into an int64 computation, a
+# Scalar argument (pow's exponent, clamp's bounds, where's values) is refused,
+# and a bool tensor promotes with it to nothing; floats take the value.
+BIG_INTS = [2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1, -2 ** 63, 2 ** 64, -2 ** 63 - 1, 2 ** 1100]
+NUMBER_OPS = {
+    "add": lambda L, t, n: t + n,
+    "rsub": lambda L, t, n: n - t,
+    "mul": lambda L, t, n: t * n,
+    "div": lambda L, t, n: t / n,
+    "rdiv": lambda L, t, n: n / t,
+    "pow": lambda L, t, n: t ** n,
+    "rpow": lambda L, t, n: n ** t,
+    "lt": lambda L, t, n: t < n,
+    "eq": lambda L, t, n: t == n,
+    "clamp": lambda L, t, n: t.clamp(max=n),
+    "where": lambda L, t, n: L.where(t > 0, t, n),
+    "fill_": lambda L, t, n: t.clone().fill_(n),
+    "add_": lambda L, t, n: t.add_(n),
+}
+# (-1) ** (2**63 - 1) is 1 in nbgrad, -1 in PyTorch: Numba's integer power
+# goes through floats for exponents beyond 2**16 (left to scalar_math).
+BIG_INT_VALUES = {"int64": [1, 0], "float32": [1.0, -1.0], "bool": [True, False]}
+
+
+@pytest.mark.parametrize("op", sorted(NUMBER_OPS))
+@pytest.mark.parametrize("dtype", sorted(BIG_INT_VALUES))
+def test_python_ints_beyond_int64_match_torch(dtype, op):
+    """Values where PyTorch computes, its error where it refuses (and then
+    nothing written)."""
+    for number in BIG_INTS:
+        outcomes = {}
+        for lib in (nbgrad, torch):
+            t = lib.tensor(BIG_INT_VALUES[dtype], dtype=getattr(lib, dtype))
+            try:
+                outcomes[lib] = NUMBER_OPS[op](lib, t, number)
+            except (RuntimeError, OverflowError) as error:
+                outcomes[lib] = (type(error), str(error).replace("bool", "Bool"))
+                assert t.tolist() == BIG_INT_VALUES[dtype] and t._version == 0
+        ours, theirs = outcomes[nbgrad], outcomes[torch]
+        if isinstance(theirs, tuple):
+            assert ours == theirs, number
+        else:
+            assert_same_tensor(ours, theirs)
+            assert ours.tolist() == theirs.tolist(), number
+
+
+# ------------------------------------------------------------ on every device
+def test_mixed_dtypes_promote_like_torch(device):
+    def fn(a, b):
+        return a * b.double() + a.float()
+    for dtype in (nbgrad.float32, nbgrad.float64):
+        run_like_torch(fn, values((2, 3), 1), values((3,), 2), device=device, dtype=dtype)
+    t, want = nbgrad.tensor([1, 2, 3], device=device), torch.tensor([1, 2, 3])
+    assert_same_tensor(t * 0.5, want * 0.5)  # an int64 tensor with a float number: float32
+    assert_same_tensor(t / 2, want / 2)
+
+
+def test_operators_and_reflected_operators_match_torch(device):
+    def fn(a, b):
+        return (2 - a) * b / (1 + abs(b)) + (-a) ** 2 - 3 / (a * a + 1)
+    run_like_torch(fn, values((2, 3), 1), values((2, 3), 2), device=device, dtype=nbgrad.float64)
+    x = values((2, 3), 4)
+    for op in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
+        assert_same_tensor(getattr(nbgrad.tensor(x, device=device), op)(0.5),
+                           getattr(torch.tensor(x), op)(0.5))
+
+
+def test_clamp_and_where_wrappers_match_torch(device):
+    mask = values((2, 3), 9) > 0
+
+    def fn(a, b):
+        lib = lib_of(a)
+        where = lib.where(lib.tensor(mask, device=a.device), a.clamp(min=-0.5), b.clamp(max=0.3))
+        return where + a.clip(-1, 1)
+    run_like_torch(fn, values((2, 3), 1), values((2, 3), 2), device=device, dtype=nbgrad.float64)

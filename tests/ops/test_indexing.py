@@ -2,6 +2,9 @@
 PyTorch: values, gradients, backward node names, which results share memory
 and the version counter, the version bumps of writes, and error texts."""
 
+import re
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
-from helpers import assert_same_error, node_name
+from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, lib_of, node_name,
+                     raises_like_torch, run_like_torch, values)
 from nbgrad.autograd import gradcheck
 
 
@@ -81,6 +85,9 @@ GET_CASES = [
     ("0d-int-tensor", T(1)), ("0d-int-tensors", (0, T(1))), ("0d-negative-int-tensor", T(-2)),
     ("0d-bool-true", T(True, "bool")), ("0d-bool-false", T(False, "bool")),
     ("bool-python", True),
+    # PyTorch reads a list of numbers as int64 indices, truncating floats toward zero.
+    ("float-list", [1.7, 0.2]), ("float-list-negative", [-1.5, 2.0]),
+    ("float-and-int-list", (slice(None), [3, 0.9])), ("float-and-bool-list", [True, 0.5]),
 ]
 
 
@@ -99,9 +106,90 @@ def test_getitem_matches_torch(key):
     # Basic indexing gives a view (same memory, same base); advanced indexing copies.
     assert shares_memory(y, x) == shares_memory(ty, tx)
     assert (y._base is x) == (ty._base is tx)
-    if ty._base is tx:
-        assert y.stride() == ty.stride()
+    assert y.stride() == ty.stride()
     assert_same_arrays(x.grad.numpy(), tx.grad.numpy())
+
+
+# Advanced indexing of laid-out inputs: (id, make the input, index it). PyTorch's
+# result keeps the order of the input's remaining dims (its index kernel is a
+# TensorIterator over the restrided input and the index tensors).
+LAYOUT_CASES = [
+    ("list-transposed", lambda L: L.zeros(2, 3, 2).transpose(-1, -2), lambda x, L: x[[0, 1]]),
+    ("list-second-dim", lambda L: L.zeros(2, 3, 4).transpose(0, 2), lambda x, L: x[:, [0, 1]]),
+    ("list-last-dim", lambda L: L.zeros(2, 3, 4).transpose(0, 2), lambda x, L: x[..., [0, 1]]),
+    ("list-2d", lambda L: L.zeros(3, 4).t(), lambda x, L: x[[0, 2]]),
+    ("list-2d-columns", lambda L: L.zeros(3, 4).t(), lambda x, L: x[:, [0, 2]]),
+    ("list-one", lambda L: L.zeros(3, 4).t(), lambda x, L: x[[1]]),
+    ("list-empty", lambda L: L.zeros(3, 4).t(), lambda x, L: x[[]]),
+    ("list-1d-strided", lambda L: L.zeros(6)[::2], lambda x, L: x[[0, 1]]),
+    ("list-stepped", lambda L: L.zeros(4, 6)[:, ::2], lambda x, L: x[:, [0, 2]]),
+    ("list-contiguous", lambda L: L.zeros(3, 4, 5), lambda x, L: x[:, [1, 2]]),
+    ("list-expanded", lambda L: L.zeros(4, 1).expand(4, 3), lambda x, L: x[[0, 1]]),
+    ("list-expanded-columns", lambda L: L.zeros(4, 1).expand(4, 3), lambda x, L: x[:, [0, 1]]),
+    ("list-size-1-dim", lambda L: L.zeros(1, 4).t(), lambda x, L: x[[1, 2]]),
+    ("list-size-1-middle", lambda L: L.zeros(4, 1, 3).permute(2, 1, 0),
+     lambda x, L: x[:, :, [1, 2]]),
+    ("list-channels-last", lambda L: L.zeros(2, 4, 5, 3).permute(0, 3, 1, 2),
+     lambda x, L: x[[0, 1]]),
+    ("list-channels-last-dim-1", lambda L: L.zeros(2, 4, 5, 3).permute(0, 3, 1, 2),
+     lambda x, L: x[:, [0, 1]]),
+    ("slice-then-list", lambda L: L.zeros(4, 5, 6).transpose(0, 2), lambda x, L: x[1:3, [0, 1]]),
+    ("int-then-list", lambda L: L.zeros(4, 5, 6).transpose(0, 2), lambda x, L: x[1, [0, 1]]),
+    ("none-then-list", lambda L: L.zeros(4, 5).t(), lambda x, L: x[None, [0, 1]]),
+    ("mask", lambda L: L.zeros(3, 4).t(), lambda x, L: x[L.tensor([True, False, True, True])]),
+    ("mask-2d-after-slice", lambda L: L.zeros(3, 4, 5).permute(2, 0, 1),
+     lambda x, L: x[:, L.ones(3, 4, dtype=L.bool)]),
+    ("mask-2d-front", lambda L: L.zeros(3, 4, 5).permute(2, 0, 1),
+     lambda x, L: x[L.ones(5, 3, dtype=L.bool)]),
+    ("mask-full", lambda L: L.zeros(4, 5).t(), lambda x, L: x[L.ones(5, 4, dtype=L.bool)]),
+    ("mask-0d", lambda L: L.zeros(4, 5).t(), lambda x, L: x[True]),
+    ("tensor-2d", lambda L: L.zeros(3, 4).t(), lambda x, L: x[L.tensor([[0, 1], [2, 0]])]),
+    ("tensor-2d-transposed", lambda L: L.zeros(3, 4).t(),
+     lambda x, L: x[L.tensor([[0, 1], [2, 0]]).t()]),
+    ("tensor-2d-transposed-contiguous-input", lambda L: L.zeros(3, 4),
+     lambda x, L: x[L.tensor([[0, 1], [2, 0]]).t()]),
+    ("tensors-broadcast", lambda L: L.zeros(3, 4, 5).transpose(0, 1),
+     lambda x, L: x[L.tensor([[0], [1]]), L.tensor([0, 1, 2])]),
+    ("tensors-broadcast-after-slice", lambda L: L.zeros(3, 4, 5).transpose(0, 2),
+     lambda x, L: x[:, L.tensor([[0], [1]]), L.tensor([0, 1, 2])]),
+    ("lists-split", lambda L: L.zeros(3, 4, 5).permute(2, 0, 1), lambda x, L: x[[0, 1], :, [1, 2]]),
+    ("lists-split-contiguous", lambda L: L.zeros(3, 4, 5), lambda x, L: x[[0, 1], :, [1, 2]]),
+    ("lists-split-transposed", lambda L: L.zeros(3, 4, 5).transpose(0, 1),
+     lambda x, L: x[[0, 1], :, [1, 2]]),
+]
+
+
+@pytest.mark.parametrize("make, index", [c[1:] for c in LAYOUT_CASES],
+                         ids=[c[0] for c in LAYOUT_CASES])
+def test_advanced_indexing_result_and_gradient_strides_match_torch(make, index):
+    results = []
+    for lib in (nbgrad, torch):
+        x = make(lib).requires_grad_()
+        y = index(x, lib)
+        y.backward(lib.ones_like(y))
+        results.append((tuple(y.shape), y.stride(), x.grad.stride()))
+    assert results[0] == results[1]
+
+
+def test_write_into_an_expanded_tensor_warns_at_the_callers_line():
+    x = nbgrad.zeros(3).expand(2, 3)
+    with pytest.warns(UserWarning, match="^Use of index_put_ on expanded tensors") as caught:
+        x[[0]] = 1.0
+        line = sys._getframe().f_lineno - 1
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)]
+
+
+def test_setitem_value_gradient_strides_match_torch():
+    results = []
+    for lib in (nbgrad, torch):
+        base = lib.zeros(4, 3, 2, requires_grad=True)
+        y = base.transpose(0, 2) * 1
+        value = lib.ones(2, 2, 4, requires_grad=True) * 1
+        value.retain_grad()
+        y[:, [0, 1]] = value
+        y.backward(lib.ones_like(y))
+        results.append((value.grad.stride(), base.grad.stride()))
+    assert results[0] == results[1]
 
 
 @pytest.mark.parametrize("key", [c[1] for c in GET_CASES], ids=[c[0] for c in GET_CASES])
@@ -169,7 +257,19 @@ GET_ERRORS = [
     ("mask-shape-after-none", lambda L: L.zeros(3, 4, 5)[None, L.ones(2, dtype=L.bool)]),
     ("index-shapes-mismatch", lambda L: L.zeros(3, 4)[[0, 1], [0, 1, 2]]),
     ("float-index", lambda L: L.zeros(3, 4)[1.5]),
+    ("float-list-nan", lambda L: L.zeros(3, 4)[[float("nan")]]),
+    ("float-list-huge", lambda L: L.zeros(3, 4)[[0.5, 1e30]]),
+    ("float-list-out-of-range", lambda L: L.zeros(3, 4)[[3.5]]),
     ("float-tensor-index", lambda L: L.zeros(3, 4)[L.tensor([1.0, 2.0])]),
+    ("float-0d-tensor-index", lambda L: L.zeros(3, 4)[L.tensor(0.5)]),
+    ("float-empty-tensor-index", lambda L: L.zeros(3, 4)[L.tensor([])]),
+    # Python-level indexing (the ints, too many indices) checks before the index kernel.
+    ("float-tensor-then-int-out-of-range", lambda L: L.zeros(3, 4)[L.tensor([0.5]), 5]),
+    ("float-tensor-too-many", lambda L: L.zeros(3, 4)[L.tensor([0.5]), 0, 0]),
+    ("mask-shape-then-int-out-of-range",
+     lambda L: L.zeros(2, 3)[L.tensor([True, False, True]), 5]),
+    ("float-tensor-and-mask-shape", lambda L: L.zeros(3, 4)[L.tensor([0.5]), L.ones(2) > 0]),
+    ("float-tensor-and-index-shapes", lambda L: L.zeros(3, 4)[L.tensor([0.5]), [0, 1, 2]]),
     ("object-index", lambda L: L.zeros(3, 4)[object()]),
     ("0d-int", lambda L: L.tensor(1.0)[0]),
     ("0d-slice", lambda L: L.tensor(1.0)[:]),
@@ -214,6 +314,7 @@ SET_CASES = [
     ("list-tensor", [0, 2], V(2, 4)), ("list-broadcast", [0, 2], V(4)),
     ("list-duplicates", [0, 0], V(4)), ("list-scalar", [2, 0], -1.0),
     ("list-empty-scalar", [], 5.0), ("list-empty-tensor", [], V(4)),
+    ("float-list-scalar", [1.7, -0.5], 5.0), ("float-list-tensor", [2.9], V(4)),
     ("slice-empty-scalar", (slice(None), slice(2, 2)), 5.0),
     ("mask", T([True, False, True], "bool"), V(4)),
     ("mask-2d", T([[True, False, True, False]] * 3, "bool"), V(6)),
@@ -346,6 +447,15 @@ SET_ERRORS = [
     ("string-value", lambda L: L.zeros(3, 4).__setitem__(0, "a")),
     ("list-value", lambda L: L.zeros(3, 4).__setitem__(0, [1.0, 2.0, 3.0, 4.0])),
     ("list-value-advanced", lambda L: L.zeros(3, 4).__setitem__([0], [1.0, 2.0, 3.0, 4.0])),
+    # index_put_ refuses the very tensor it writes into, even where its layout
+    # (expanded) is too hard to tell; a basic key's copy_ is fine with it.
+    ("advanced-itself-expanded", lambda L: (lambda e: e.__setitem__([0, 1], e))(
+        L.tensor([1.0, 2.0, 3.0]).expand(2, 3))),
+    ("mask-itself-expanded", lambda L: (lambda e: e.__setitem__(L.tensor([True, False]), e))(
+        L.tensor([1.0, 2.0, 3.0]).expand(2, 3))),
+    # index_put_'s order: overlap, then shapes, then dtypes
+    ("overlap-before-shape", lambda L: (lambda x: x.__setitem__([0, 1], x))(L.arange(6.0))),
+    ("shape-before-dtype", lambda L: L.arange(6.0).__setitem__([0, 1], L.arange(6))),
 ]
 
 
@@ -422,3 +532,150 @@ def test_integer_array_indexing_matches_numpy(case):
     counts = np.zeros_like(array)
     np.add.at(counts, np.array(index, dtype=np.int64), 1.0)
     np.testing.assert_array_equal(x.grad.numpy(), counts)
+
+
+# ------------------------------------------------------------ on every device
+MASK = np.array([[True, False, True], [False, False, True], [True, True, False]])
+
+
+def _keys(lib, device="cpu"):
+    """Keys for a (3, 3) tensor; nbgrad's index tensors live on ``device``."""
+    def on(values):
+        return lib.tensor(values, **({"device": device} if lib is nbgrad else {}))
+    index = on([2, 0, 2])
+    return {
+        "int": 1, "negative": -1, "slice": slice(1, None),
+        "step": (slice(None), slice(None, None, 2)), "none": (None, 1), "ellipsis": (Ellipsis, 0),
+        "int-slice": (1, slice(0, 2)), "list": [0, 2, 2], "tensor": index,
+        "tensor-pair": (index, on([1, 1, 0])), "tensor-slice": (slice(1, None), index[:2]),
+        "int-tensor": (1, index), "mask": on(MASK), "row-mask": on([True, False, True]),
+        "mask-slice": (slice(None), on([False, True, True])), "numpy-mask": MASK,
+        "0d-index": on(2), "bool": True, "2d-index": on([[0, 1], [2, 2]]),
+    }
+
+
+def _key(x, name):
+    return _keys(lib_of(x), x.device)[name]
+
+
+KEYS = sorted(_keys(nbgrad))
+
+
+@pytest.mark.parametrize("name", KEYS)
+def test_getitem_on_the_device_matches_torch(name, device):
+    """Values and gradients; a view (same strides and offset) exactly where torch gives one."""
+    run_like_torch(lambda x: x[_key(x, name)] * 3, values((3, 3), 1), device=device)
+    ours, theirs = nbgrad.tensor(values((3, 3), 1), device=device), torch.tensor(values((3, 3), 1))
+    a, b = ours[_key(ours, name)], theirs[_key(theirs, name)]
+    assert (a._base is not None) == (b._base is not None)
+    if a._base is not None:
+        assert (a.stride(), a.storage_offset()) == (b.stride(), b.storage_offset())
+
+
+@pytest.mark.parametrize("value", ["number", "tensor", "broadcast", "grad"])
+@pytest.mark.parametrize("name", KEYS)
+def test_setitem_on_the_device_matches_torch(name, value, device):
+    """A write into a non-leaf (so the history is rebased: CopySlices or
+    IndexPut), with a number, a tensor of the region's shape, a broadcast
+    one, or one that requires grad."""
+    region = torch.tensor(values((3, 3), 2))[_keys(torch)[name]].shape
+
+    def fn(x, v):
+        y = x * 1
+        key = _key(x, name)
+        if value == "number":
+            y[key] = -4.5
+        elif value == "broadcast":
+            y[key] = v[..., :1].sum() if not region else v.reshape(-1)[:1].expand(region[-1:])
+        else:
+            source = v if value == "grad" else v.detach()
+            y[key] = source.reshape(-1)[:max(1, int(np.prod(region)))].reshape(region)
+        return y * x
+    run_like_torch(fn, values((3, 3), 4), values((27,), 3), device=device, dtype=nbgrad.float64)
+
+
+def test_setitem_with_repeated_indices_matches_torch(device):
+    """Repeated positions: one of the writes wins (here, all equal)."""
+    ours, theirs = nbgrad.zeros(3, device=device), torch.zeros(3)
+    for t in (ours, theirs):
+        t[_keys(lib_of(t), t.device)["tensor"]] = 5.0
+    assert_same_tensor(ours, theirs)
+
+
+def test_gather_gradient_accumulates_repeated_indices_like_torch(device):
+    def fn(x):
+        return x[lib_of(x).tensor([0, 0, 2, 0], device=x.device)]
+    out, want = run_like_torch(fn, values((3, 2), 5), device=device)
+    assert node_name(out.grad_fn) == node_name(want.grad_fn)
+
+
+def test_integer_tensor_indexing_and_writes_match_torch(device):
+    ours = nbgrad.tensor(np.arange(12).reshape(3, 4), device=device)
+    theirs = torch.tensor(np.arange(12).reshape(3, 4))
+    for t in (ours, theirs):
+        t[t > 6] = 0
+        t[0, ::2] = lib_of(t).tensor([-1, -2], device=t.device)
+    assert_same_tensor(ours, theirs)
+    assert_same_tensor(ours[nbgrad.tensor([2, 0], device=device)], theirs[torch.tensor([2, 0])])
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t[3], lambda t: t[0, 0, 0], lambda t: t[[0, 5]],
+    lambda t: t[np.array([True, False])], lambda t: t[0.5],
+    lambda t: t[lib_of(t).tensor([0.0], device=t.device)],
+    lambda t: t.__setitem__((slice(None),), lib_of(t).ones(2, 2, device=t.device)),
+    lambda t: t.__setitem__([0, 1], lib_of(t).ones(3, 3, device=t.device)),
+    lambda t: t.__setitem__([0, 1], lib_of(t).ones(3, dtype=lib_of(t).float64, device=t.device)),
+], ids=["int-range", "too-many", "list-range", "mask-shape", "float",
+        "float-tensor", "set-shape", "put-shape", "put-dtype"])
+def test_index_errors_on_the_device_match_torch(call, device):
+    raises_like_torch(call, values((3, 3), 6), device=device)
+
+
+# ---------------------------------------------------------- across devices
+@cuda_only
+def test_cuda_indices_into_a_cpu_tensor_are_refused(device):
+    with pytest.raises(RuntimeError, match=r"^indices should be either on cpu or on the same "
+                                           r"device as the indexed tensor \(cpu\)$"):
+        nbgrad.ones(3)[nbgrad.tensor([0, 1], device=device)]
+
+
+@cuda_only
+def test_cpu_indices_into_a_cuda_tensor_are_read_on_the_host(device):
+    ours = nbgrad.tensor(values((3,), 7), device=device)[nbgrad.tensor([2, 0])]
+    assert ours.device.type == device
+    assert_same_tensor(ours, torch.tensor(values((3,), 7))[torch.tensor([2, 0])])
+
+
+@cuda_only
+def test_basic_setitem_copies_across_devices_as_copy_does(device):
+    """A basic key writes with copy_, which copies across devices (taped)."""
+    source = nbgrad.tensor([1.0, 2.0], requires_grad=True)
+    target = nbgrad.zeros(2, 2, device=device) * 1
+    target[0] = source
+    assert target.tolist() == [[1.0, 2.0], [0.0, 0.0]]
+    (target * 3).sum().backward()
+    assert not source.grad.is_cuda and source.grad.tolist() == [3.0, 3.0]
+    host_target = nbgrad.zeros(2, 2)
+    host_target[:, 1] = nbgrad.tensor([5.0, 6.0], device=device)
+    assert host_target.tolist() == [[0.0, 5.0], [0.0, 6.0]]
+
+
+@cuda_only
+def test_advanced_setitem_refuses_a_value_on_another_device(device):
+    mixed = f"^{re.escape(MIXED.format('cuda:0', 'cpu'))}$"
+    cuda = nbgrad.zeros(3, device=device)
+    with pytest.raises(RuntimeError, match=mixed):
+        cuda[[0, 2]] = nbgrad.ones(2)
+    with pytest.raises(RuntimeError, match=mixed):
+        nbgrad.zeros(3)[[0, 2]] = nbgrad.ones(2, device=device)
+    assert cuda._version == 0
+
+
+@cuda_only
+def test_a_zero_dim_value_moves_to_the_indexed_tensors_device(device):
+    cuda = nbgrad.zeros(3, dtype=nbgrad.float64, device=device)
+    cpu = nbgrad.zeros(3, dtype=nbgrad.float64)
+    cuda[[0, 2]] = nbgrad.tensor(4.0, dtype=nbgrad.float64)
+    cpu[nbgrad.tensor([0, 2])] = nbgrad.tensor(4.0, dtype=nbgrad.float64, device=device)
+    assert cuda.tolist() == cpu.tolist() == [4.0, 0.0, 4.0]

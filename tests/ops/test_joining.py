@@ -1,5 +1,8 @@
 """``cat`` and ``stack`` (nbgrad/ops/joining.py) against PyTorch and NumPy:
-values, dtype promotion, gradients, backward node names and error texts."""
+values, dtype promotion, gradients, layouts (results' and gradients'
+strides), backward node names and error texts."""
+
+import re
 
 import numpy as np
 import pytest
@@ -8,7 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
-from helpers import assert_same_error, dtype_name, node_name
+from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, dtype_name, lib_of,
+                     node_name, raises_like_torch, run_like_torch, values)
+from strided import strided
 from nbgrad.autograd import gradcheck
 
 
@@ -79,6 +84,61 @@ def test_matches_torch(op, inputs):
         if t.grad is not None:
             assert dtype_name(t.grad.dtype) == dtype_name(tt.grad.dtype)
             np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-6)
+
+
+# (id, the inputs as torch tensors of the layouts to try): each is joined along
+# every dim, negative ones included.
+LAYOUT_CASES = [
+    ("transposed", lambda: [torch.ones(3, 2).t()] * 2),
+    ("transposed-and-contiguous", lambda: [torch.ones(3, 2).t(), torch.ones(2, 3)]),
+    ("stepped", lambda: [torch.ones(2, 6)[:, ::2], torch.ones(6, 3)[::3]]),
+    ("permuted-3d", lambda: [torch.ones(2, 3, 4).permute(2, 0, 1)] * 2),
+    ("permuted-3d-and-transposed", lambda: [torch.ones(2, 3, 4).permute(2, 0, 1),
+                                            torch.ones(4, 3, 2).transpose(1, 2)]),
+    ("permuted-4d", lambda: [torch.ones(2, 3, 4, 5).permute(0, 2, 3, 1)] * 2),
+    ("channels-last", lambda: [torch.ones(2, 3, 4, 5).to(memory_format=torch.channels_last)] * 2),
+    ("channels-last-one-channel", lambda: [torch.ones(2, 1, 3, 2).to(
+        memory_format=torch.channels_last)] * 3),
+    ("channels-last-and-contiguous", lambda: [
+        torch.ones(2, 3, 4, 5).to(memory_format=torch.channels_last), torch.ones(2, 3, 4, 5)]),
+    ("channels-last-3d", lambda: [torch.ones(2, 3, 2, 3, 2).to(
+        memory_format=torch.channels_last_3d)] * 2),
+]
+
+
+@pytest.mark.parametrize("op", ["cat", "stack"])
+@pytest.mark.parametrize("inputs", [c[1] for c in LAYOUT_CASES], ids=[c[0] for c in LAYOUT_CASES])
+def test_layouts_match_torch(op, inputs):
+    """The result's strides (PyTorch: C order unless every input suggests one
+    channels-last format), values, and the strides of the inputs' gradients:
+    leaves' (the layout contract) and retained ones of non-leaves (C order)."""
+    originals = inputs()
+    ndim = originals[0].ndim + (op == "stack")
+    for dim in range(-ndim, ndim):
+        results = []
+        for lib in (nbgrad, torch):
+            leaves = [strided(lib, t, requires_grad=True) for t in originals]
+            inner = [x.clone() for x in leaves]  # non-leaves of the same layouts
+            for x in inner:
+                x.retain_grad()
+            y = getattr(lib, op)(inner, dim)
+            w = lib.tensor(np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape)))
+            (y * w).sum().backward()
+            results.append((y, leaves, inner))
+        (y, leaves, inner), (ty, tleaves, tinner) = results
+        assert y.stride() == ty.stride(), dim
+        np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+        for x, tx in zip(leaves + inner, tleaves + tinner):
+            assert x.grad.stride() == tx.grad.stride(), dim
+            np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_cat_with_a_legacy_empty_input_is_c_order_like_torch():
+    """A skipped 1-D empty input still votes contiguous."""
+    for lib in (nbgrad, torch):
+        x = strided(lib, torch.ones(2, 3, 4, 5).to(memory_format=torch.channels_last))
+        assert lib.cat([x, x], 1).stride() == (120, 1, 30, 6)
+        assert lib.cat([x, lib.zeros(0, dtype=lib.float64), x], 1).stride() == (120, 20, 5, 1)
 
 
 def test_result_is_independent_of_its_inputs():
@@ -186,3 +246,45 @@ def test_cat_and_stack_match_numpy(case):
     same = [np.broadcast_to(same[0], same[0].shape).copy() + k for k in range(len(same))]
     stacked = nbgrad.stack([nbgrad.tensor(a) for a in same], dim % (same[0].ndim + 1))
     np.testing.assert_array_equal(stacked.numpy(), np.stack(same, axis=dim % (same[0].ndim + 1)))
+
+
+# ------------------------------------------------------------ on every device
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_on_the_device_matches_torch(dim, device):
+    def fn(a, b):
+        return lib_of(a).cat([a, b.t()[:, :2] if dim else b.t()[:1, :3], a * 2], dim=dim)
+    run_like_torch(fn, values((2, 3), 1), values((3, 2), 2), device=device)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_stack_on_the_device_matches_torch(dim, device):
+    run_like_torch(lambda a, b: lib_of(a).stack([a, b.t(), a], dim=dim), values((2, 3), 1),
+                   values((3, 2), 2), device=device)
+
+
+def test_cat_promotes_and_skips_legacy_empty_tensors_like_torch(device):
+    def parts(lib):
+        on = {"device": device} if lib is nbgrad else {}
+        return [lib.tensor([[1, 2]], **on), lib.zeros(0, **on),
+                lib.tensor([[0.5, 1.5]], dtype=lib.float64, **on)]
+    assert_same_tensor(nbgrad.cat(parts(nbgrad)), torch.cat(parts(torch)))
+    run_like_torch(lambda a, empty: lib_of(a).cat([a, empty], dim=0), values((2, 2), 3),
+                   np.zeros(0), device=device)
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b: lib_of(a).cat([a, b], dim=2), lambda a, b: lib_of(a).cat([a, b[0]]),
+    lambda a, b: lib_of(a).cat([a, b.t()]), lambda a, b: lib_of(a).stack([a, b.t()]),
+    lambda a, b: lib_of(a).cat([a.sum(), b]), lambda a, b: lib_of(a).stack([a, b], dim=4),
+], ids=["dim", "ndim", "sizes", "stack-sizes", "zero-dim", "stack-dim"])
+def test_joining_errors_on_the_device_match_torch(call, device):
+    raises_like_torch(call, values((2, 3), 4), values((2, 3), 5), device=device)
+
+
+@cuda_only
+def test_joining_tensors_on_two_devices_is_refused(device):
+    a, b = nbgrad.ones(2, device=device), nbgrad.ones(2)
+    for join in (nbgrad.cat, nbgrad.stack):
+        for parts, devices in (([a, b], ("cuda:0", "cpu")), ([b, a], ("cpu", "cuda:0"))):
+            with pytest.raises(RuntimeError, match=f"^{re.escape(MIXED.format(*devices))}$"):
+                join(parts)

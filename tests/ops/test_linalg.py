@@ -2,6 +2,8 @@
 every operand-rank form, batch broadcasting, gradients (also by finite
 differences), backward node names and PyTorch's error texts."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
-from helpers import assert_same_error, dtype_name, node_name
+from helpers import (MIXED, assert_same_error, cuda_only, dtype_name, lib_of, node_name,
+                     raises_like_torch, run_like_torch, values)
 from nbgrad.autograd import gradcheck
 
 
@@ -79,6 +82,27 @@ def test_integer_matmul():
         np.testing.assert_array_equal(y.numpy(), [5, 14])
 
 
+BOOL_SHAPES = [((0,), (0, 3)), ((3,), (3, 0)), ((0, 3), (3,)), ((2, 0), (0,)), ((2, 0), (0, 3)),
+               ((0, 3), (3, 2)), ((2, 3, 0), (0, 3)), ((0, 2, 3), (3,)), ((2, 0, 3), (2, 3, 2)),
+               ((3, 0), (1, 0, 3)), ((0,), (2, 0, 3)), ((2, 3), (3, 2)), ((3,), (3,)),
+               ((0,), (0,)), ((2, 2, 3), (2, 3, 2)), ((2, 3), (3,)), ((2, 3, 2), (2,))]
+
+
+@pytest.mark.parametrize("shapes", BOOL_SHAPES, ids=[f"{a}@{b}" for a, b in BOOL_SHAPES])
+def test_bool_matmul_only_of_empty_operands(shapes):
+    """PyTorch has no bool matmul kernel, but mm/mv/bmm return (False) before
+    reaching it when an operand is empty; dot always refuses."""
+    def product(lib):
+        a, b = (lib.tensor(np.arange(np.prod(s)).reshape(s) % 2 == 0) for s in shapes)
+        return a @ b
+    if 0 in shapes[0] + shapes[1] and shapes != ((0,), (0,)):
+        ours, theirs = product(nbgrad), product(torch)
+        assert dtype_name(ours.dtype) == "bool" and tuple(ours.shape) == tuple(theirs.shape)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    else:
+        assert_same_error(product)
+
+
 def test_result_is_a_new_tensor():
     a, b = nbgrad.ones(2, 2), nbgrad.ones(2, 2)
     y = a @ b
@@ -137,6 +161,8 @@ ERRORS = [
     ("folded-vector-shapes", lambda L: L.zeros(2, 3, 4) @ L.zeros(5)),
     ("batch-broadcast", lambda L: L.zeros(2, 3, 4) @ L.zeros(3, 4, 6)),
     ("batch-broadcast-inner", lambda L: L.zeros(2, 3, 1, 4) @ L.zeros(5, 4, 6)),
+    ("batch-broadcast-empty", lambda L: L.zeros(0, 3) @ L.zeros(0, 2, 3)),
+    ("batch-broadcast-empty-left", lambda L: L.zeros(0, 2, 3) @ L.zeros(1, 0, 3)),
     ("left-0d", lambda L: L.tensor(2.0) @ L.zeros(2, 3)),
     ("right-0d", lambda L: L.zeros(2, 3) @ L.tensor(2.0)),
     ("mm-dtype", lambda L: L.zeros(2, 3) @ L.zeros(3, 2, dtype=L.float64)),
@@ -185,3 +211,53 @@ def test_failed_matmul_records_nothing():
         a @ nbgrad.ones(2, 3)
     (a * 1).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), np.ones((2, 3)))
+
+
+# ------------------------------------------------------------ on every device
+FORMS = {
+    "dot": ((3,), (3,)), "mv": ((2, 3), (3,)), "vm": ((3,), (3, 2)), "mm": ((2, 3), (3, 4)),
+    "batched-vector": ((2, 2, 3), (3,)), "vector-batched": ((3,), (2, 3, 2)),
+    "folded": ((2, 2, 3), (3, 2)), "folded-left": ((2, 3), (2, 3, 2)),
+    "bmm": ((2, 2, 3), (2, 3, 1)), "broadcast-batch": ((2, 1, 2, 3), (3, 3, 2)),
+}
+
+
+@pytest.mark.parametrize("dtype", [nbgrad.float32, nbgrad.float64], ids=dtype_name)
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_matmul_forms_on_the_device_match_torch(form, dtype, device):
+    a_shape, b_shape = FORMS[form]
+    out, want = run_like_torch(lambda a, b: a @ b, values(a_shape, 1), values(b_shape, 2),
+                               device=device, dtype=dtype)
+    assert node_name(out.grad_fn) == node_name(want.grad_fn)
+
+
+def test_matmul_of_strided_views_and_mm_on_the_device_match_torch(device):
+    run_like_torch(lambda a, b: a.t() @ b[:, ::2], values((3, 2), 3), values((3, 4), 4),
+                   device=device)
+    run_like_torch(lambda a, b: lib_of(a).Tensor.mm(a, b.mT), values((2, 3), 5), values((4, 3), 6),
+                   device=device)
+    run_like_torch(lambda a, b: b.__rmatmul__(a), values((2, 3), 7), values((3,), 8),
+                   device=device)
+
+
+def test_matmul_with_one_operand_requiring_grad_matches_torch(device):
+    def fn(a):
+        other = lib_of(a).tensor(values((3, 2), 9), dtype=a.dtype, device=a.device)
+        return (a @ other) + (other.t() @ a.t()).t()
+    run_like_torch(fn, values((2, 3), 10), device=device)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (2, 3)), ((3,), (4,)), ((2, 3), (4,)),
+                                    ((2, 2, 3), (2, 2, 3)), ((3, 2, 3), (2, 3, 2))],
+                         ids=["mm", "dot", "mv", "bmm", "batch"])
+def test_matmul_shape_errors_on_the_device_match_torch(shapes, device):
+    raises_like_torch(lambda a, b: a @ b, values(shapes[0], 1), values(shapes[1], 2),
+                      device=device)
+
+
+@cuda_only
+def test_matmul_of_tensors_on_two_devices_is_refused(device):
+    a, b = nbgrad.ones(2, 2, device=device), nbgrad.ones(2, 2)
+    for call, devices in ((lambda: a @ b, ("cuda:0", "cpu")), (lambda: b @ a, ("cpu", "cuda:0"))):
+        with pytest.raises(RuntimeError, match=f"^{re.escape(MIXED.format(*devices))}$"):
+            call()

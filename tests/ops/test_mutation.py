@@ -11,10 +11,13 @@ gradients) must agree.
 
 import numpy as np
 import pytest
+import torch
 
 import nbgrad
 
 from differential import differential
+from helpers import (assert_same_error, assert_same_tensor, node_name, raises_like_torch,
+                     run_like_torch, values)
 
 
 
@@ -245,17 +248,12 @@ VIEWS = {
 }
 
 
-_SETITEM_LEAF = (
-    "nbgrad bug (ops/indexing.py setitem): a basic-index write checks the internal view it "
-    "writes through, so x[0] = v on a leaf requiring grad says 'a view of a leaf Variable ...' "
-    "where PyTorch says 'a leaf Variable ...'; fix: call mutation.check_inplace(self, ...) on the "
-    "indexed tensor before making the view")
+# x[0] = v writes through the view x[0] (made under grad mode), so PyTorch names a view.
+_THROUGH_A_VIEW = {"setitem"}
 
 
 @pytest.mark.parametrize("write", sorted(LEAF_WRITES))
-def test_leaf_requiring_grad_refuses_writes(write, request):
-    if write == "setitem":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=_SETITEM_LEAF))
+def test_leaf_requiring_grad_refuses_writes(write):
     def scenario(lib, tr):
         x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
         tr.call(write, lambda: LEAF_WRITES[write](lib, x))
@@ -269,9 +267,11 @@ def test_leaf_requiring_grad_refuses_writes(write, request):
 
     differential(scenario)
     x = nbgrad.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    view = "a view of " if write in _THROUGH_A_VIEW else ""
     assert_refused_changes_nothing(
         lambda: LEAF_WRITES[write](nbgrad, x), x,
-        match=r"^a leaf Variable that requires grad is being used in an in-place operation.$")
+        match=rf"^{view}a leaf Variable that requires grad is being used in an in-place "
+              r"operation.$")
 
 
 @pytest.mark.parametrize("view", sorted(VIEWS))
@@ -482,7 +482,21 @@ def test_inplace_op_with_a_partially_overlapping_operand_is_refused():
 
 
 def _set(key, value):
-    return lambda t: t.__setitem__(key, value(t) if callable(value) else value)
+    def built(k, t):
+        return k(t) if callable(k) else k
+
+    def write(t):
+        items = tuple(built(k, t) for k in key) if isinstance(key, tuple) else built(key, t)
+        t.__setitem__(items, built(value, t))
+    return write
+
+
+def _lib(t):
+    return torch if isinstance(t, torch.Tensor) else nbgrad
+
+
+def _expanded(L):
+    return L.arange(1.0, 4.0).expand(2, 3)
 
 
 # (id, tensor, write): PyTorch's overlap checks (assert_no_internal_overlap,
@@ -516,6 +530,55 @@ OVERLAP_WRITES = [
     ("index-put-not-dense", lambda L: L.arange(4.0).view(2, 2),
      _set((slice(None), [0]), lambda t: t[:, 1:])),
     ("index-put-empty", lambda L: L.arange(4.0), _set([], lambda t: t[:0])),
+    # Into an expanded tensor: index_put_ writes, with a deprecation warning (a second
+    # one from masked_fill_ for a lone mask and a one-element value); the others refuse.
+    ("expanded-list=number", _expanded, _set([0], 1.0)),
+    ("expanded-list=row", _expanded, _set([0], lambda t: _lib(t).tensor([1.0, 2.0, 3.0]))),
+    ("expanded-list=0d", _expanded, _set([0], lambda t: _lib(t).tensor(5.0))),
+    ("expanded-lists=number", _expanded, _set([0, 1], 1.0)),
+    ("expanded-columns=tensor", _expanded,
+     _set((slice(None), [0, 2]), lambda t: _lib(t).tensor([[1.0, 2.0], [3.0, 4.0]]))),
+    ("expanded-index-tensor=number", _expanded, _set(lambda t: _lib(t).tensor([1]), 7.0)),
+    ("expanded-index-tensor=row", _expanded,
+     _set(lambda t: _lib(t).tensor([1]), lambda t: _lib(t).tensor([1.0, 2.0, 3.0]))),
+    ("expanded-int-then-list", _expanded, _set((1, [0, 2]), 4.0)),
+    ("expanded-mask=number", _expanded, _set(lambda t: _lib(t).tensor([1.0, 0.0]) > 0, 1.0)),
+    ("expanded-bool-list=number", _expanded, _set([True, False], 5.0)),
+    ("expanded-mask=1-element", _expanded,
+     _set(lambda t: _lib(t).tensor([1.0, 0.0]) > 0, lambda t: _lib(t).tensor([5.0]))),
+    ("expanded-mask=0d", _expanded,
+     _set(lambda t: _lib(t).tensor([1.0, 0.0]) > 0, lambda t: _lib(t).tensor(5.0))),
+    ("expanded-columns-mask=number", _expanded,
+     _set((slice(None), lambda t: _lib(t).tensor([1.0, 0.0, 1.0]) > 0), 5.0)),
+    ("expanded-2d-mask=number", _expanded, _set(lambda t: _lib(t).ones(2, 3) > 0, 1.0)),
+    ("expanded-2d-mask=values", _expanded,
+     _set(lambda t: _lib(t).tensor([[1.0, 0.0, 1.0]] * 2) > 0,
+          lambda t: _lib(t).tensor([1.0, 2.0, 3.0, 4.0]))),
+    ("expanded-mask-and-list", _expanded,
+     _set((lambda t: _lib(t).tensor([1.0, 0.0]) > 0, [0]), 5.0)),
+    ("expanded-0d-true-tensor", _expanded, _set(lambda t: _lib(t).tensor(1.0) > 0, 5.0)),
+    ("expanded-list=own-row", _expanded, _set([0], lambda t: t[0])),
+    ("expanded-list-out-of-range", _expanded, _set([5], 1.0)),
+    ("expanded-list-wrong-dtype", _expanded, _set([0], lambda t: _lib(t).tensor([1, 2, 3]))),
+    ("expanded-list-wrong-shape", _expanded, _set([0], lambda t: _lib(t).tensor([1.0, 2.0]))),
+    ("expanded-mask-wrong-shape", _expanded, _set(lambda t: _lib(t).tensor([1.0, 0, 1]) > 0, 1.0)),
+    ("expanded-empty-list", _expanded, _set([], 1.0)),
+    ("expanded-float-index-tensor", _expanded, _set(lambda t: _lib(t).tensor([0.0]), 1.0)),
+    ("expanded-int", _expanded, _set(0, 1.0)),
+    ("expanded-int=row", _expanded, _set(0, lambda t: _lib(t).tensor([1.0, 2.0, 3.0]))),
+    ("expanded-slice", _expanded, _set(slice(None), 1.0)),
+    ("expanded-size-1-slice=row", _expanded,
+     _set(slice(0, 1), lambda t: _lib(t).tensor([1.0, 2.0, 3.0]))),
+    ("expanded-column", _expanded, _set((slice(None), 0), 1.0)),
+    ("expanded-ellipsis", _expanded, _set(Ellipsis, 1.0)),
+    ("expanded-true", _expanded, _set(True, 1.0)),
+    ("expanded-false", _expanded, _set(False, 1.0)),
+    ("expanded-mul_", _expanded, lambda t: t.mul_(2)),
+    ("expanded-add_-tensor", _expanded, lambda t: t.add_(_lib(t).ones(2, 3))),
+    ("expanded-copy_", _expanded, lambda t: t.copy_(_lib(t).ones(2, 3))),
+    ("expanded-sigmoid_", _expanded, lambda t: t.sigmoid_()),
+    ("expanded-fill_", _expanded, lambda t: t.fill_(2.0)),
+    ("expanded-zero_", _expanded, lambda t: t.zero_()),
 ]
 
 
@@ -524,16 +587,14 @@ OVERLAP_WRITES = [
 def test_overlap_checks_match_torch(make, write):
     def scenario(lib, tr):
         t = make(lib)
-        tr.call("write", lambda: write(t))
+        tr.warns("write", lambda: write(t))
         tr.state("t", t)
+        if t._base is not None:
+            tr.state("its base", t._base)
 
     differential(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "nbgrad bug (ops/copying.py copy_): the partial-overlap check runs before "
-    "mutation.check_inplace, so copy_ into a view of a leaf (or a view made in no_grad mode) from "
-    "an overlapping source reports the overlap instead of PyTorch's autograd error"))
 def test_copy_checks_autograd_before_overlap():
     def scenario(lib, tr):
         x = lib.tensor([1.0, 2.0, 3.0, 4.0, 5.0], requires_grad=True)
@@ -542,6 +603,71 @@ def test_copy_checks_autograd_before_overlap():
         with lib.no_grad():
             v = s[:4]
         tr.call("v.copy_(s[1:])", lambda: v.copy_(s[1:]))
+
+    differential(scenario)
+
+
+# name -> the target, made from a leaf x of shape (3,) that requires grad. PyTorch's
+# autograd layer checks the target before its kernels check the key, the value
+# and the memory (so no expanded-tensor warning is issued either).
+CHECK_ORDER_TARGETS = {
+    "expanded view": lambda L, x: x.expand(2, 3),
+    "expanded view made in no_grad mode": lambda L, x: _no_grad(L, lambda: x.expand(2, 3)),
+    "leaf": lambda L, x: x,
+    "view made in no_grad mode": lambda L, x: _no_grad(L, lambda: x[:]),
+}
+
+CHECK_ORDER_WRITES = {
+    "add_": lambda t: t.add_(1.0),
+    "copy_": lambda t: t.copy_(_lib(t).ones(t.shape)),
+    "sigmoid_": lambda t: t.sigmoid_(),
+    "fill_": lambda t: t.fill_(1.0),
+    "setitem slice": _set(slice(None), 1.0),
+    "setitem True": _set(True, 1.0),
+    "setitem list": _set([0], 1.0),
+    "setitem list out of range": _set([5], 1.0),
+    "setitem mask of the wrong shape": _set(lambda t: _lib(t).ones(7) > 0, 1.0),
+    "setitem unbroadcastable lists": _set(([0, 0], [0, 1, 2]), 1.0),
+    "setitem value of the wrong shape": _set([0], lambda t: _lib(t).ones(7)),
+    "setitem float index tensor": _set(lambda t: _lib(t).tensor([0.0]), 1.0),
+    "setitem empty float index tensor": _set(lambda t: _lib(t).tensor([]), 1.0),
+    "setitem value of the wrong dtype":
+        _set([0], lambda t: _lib(t).ones(1, dtype=_lib(t).float64)),
+}
+
+
+def _no_grad(L, make):
+    with L.no_grad():
+        return make()
+
+
+@pytest.mark.parametrize("target", sorted(CHECK_ORDER_TARGETS))
+@pytest.mark.parametrize("write", sorted(CHECK_ORDER_WRITES))
+def test_autograd_checks_come_before_key_value_and_overlap_checks(write, target):
+    def scenario(lib, tr):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        t = CHECK_ORDER_TARGETS[target](lib, x)
+        tr.warns("write", lambda: CHECK_ORDER_WRITES[write](t))
+        tr.state("x", x)
+
+    differential(scenario)
+
+
+@pytest.mark.parametrize("base_requires_grad", [True, False], ids=["base-requires-grad", "plain"])
+@pytest.mark.parametrize("key", [[0], "mask", (slice(None), [1])], ids=["list", "mask", "columns"])
+def test_backward_through_a_write_into_an_expanded_tensor_matches_torch(key, base_requires_grad):
+    """PyTorch's CopySlices copies the base's gradient into the expanded region
+    (refused), only when the base needs one."""
+    def scenario(lib, tr):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=base_requires_grad)
+        y = (a * 1).expand(2, 3)
+        v = lib.tensor(2.0, requires_grad=True)
+        index = lib.tensor([True, False]) if key == "mask" else key
+        tr.warns("write", lambda: y.__setitem__(index, v))
+        tr.state("y", y)
+        tr.call("backward", lambda: (y * lib.arange(6.0).view(2, 3)).sum().backward())
+        tr.grad("a.grad", a)
+        tr.grad("v.grad", v)
 
     differential(scenario)
 
@@ -892,3 +1018,134 @@ def test_copyslices_example_from_the_issue():
     assert b._version == 1
     b.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 10.0, 10.0, 1.0])
+
+
+# ------------------------------------------------------------ on every device
+def test_version_counter_on_the_device_is_shared_by_views_and_detach_but_not_data(device):
+    ours, theirs = nbgrad.tensor(values((2, 3), 1), device=device), torch.tensor(values((2, 3), 1))
+    for t in (ours, theirs):
+        view, alias, data = t[1], t.detach(), t.data
+        view.add_(1)
+        assert t._version == view._version == alias._version == 1
+        alias.mul_(2)
+        assert t._version == 2
+        data.zero_()
+        assert t._version == 2 and data._version == 1
+    assert_same_tensor(ours, theirs)
+
+
+def _stale(kind):
+    """Build a graph on ``x`` that saves a tensor, then make it stale."""
+    def run(x):
+        if kind == "input":  # mul saves its inputs
+            y = x * 1
+            z = y * y
+            y.add_(1)
+        elif kind == "output":  # sigmoid saves its output
+            z = (x * 1).sigmoid()
+            z.mul_(2)
+        elif kind == "view":  # an in-place write through a view of the saved tensor
+            y = x * 1
+            z = y.sin()  # saves its input
+            y[0].zero_()
+        else:  # the saved tensor's detach() alias is written
+            y = x * 1
+            z = y.tanh()
+            z.detach().fill_(0.5)
+        z.sum().backward()
+    return run
+
+
+@pytest.mark.parametrize("kind", ["input", "output", "view", "detach"])
+def test_stale_saved_tensor_on_the_device_is_refused_like_torch(kind, device):
+    """torch's message (naming the CPU type on every device), then where the write was."""
+    error = raises_like_torch(_stale(kind), values((3,), 2), device=device, requires_grad=True)
+    assert "It was modified in place by" in str(error) and "test_mutation.py:" in str(error)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.add_(1), lambda x: x[0].mul_(2), lambda x: x.t().zero_(),
+    lambda x: x.__setitem__(0, 1.0), lambda x: x.copy_(x.detach() * 2),
+    lambda x: x.view(-1).fill_(1),
+], ids=["leaf", "view-of-leaf", "transposed-leaf", "setitem", "copy", "flat-view"])
+def test_inplace_on_a_leaf_on_the_device_is_refused_like_torch(call, device):
+    x = nbgrad.tensor(values((2, 2), 3), device=device, requires_grad=True)
+    assert_same_error(lambda lib: call(x if lib is nbgrad else
+                                       torch.tensor(values((2, 2), 3), requires_grad=True)))
+    assert x._version == 0 and x.tolist() == values((2, 2), 3).tolist()
+
+
+def test_no_grad_view_and_detach_view_refusals_on_the_device_match_torch(device):
+    def write_no_grad_view(x):
+        y = x * 1
+        with (nbgrad if isinstance(x, nbgrad.Tensor) else torch).no_grad():
+            v = y[0]
+        v.mul_(2)
+
+    def detach_view(x):
+        x[0].detach_()
+    for call in (write_no_grad_view, detach_view):
+        raises_like_torch(call, values((2, 2), 4), device=device, requires_grad=True)
+
+
+def test_inplace_under_no_grad_on_the_device_writes_the_leaf_like_torch(device):
+    ours = nbgrad.tensor(values((2, 2), 5), device=device, requires_grad=True)
+    theirs = torch.tensor(values((2, 2), 5), requires_grad=True)
+    for lib, t in ((nbgrad, ours), (torch, theirs)):
+        with lib.no_grad():
+            t.mul_(2)
+            t[0, 0] = 1.0
+        assert t._version == 2 and t.is_leaf
+    assert_same_tensor(ours.detach(), theirs.detach())
+
+
+def test_rebased_history_of_a_non_leaf_on_the_device_matches_torch(device):
+    def fn(x):
+        y = x * 2
+        y.mul_(3)
+        y.sigmoid_()
+        return y
+    out, want = run_like_torch(fn, values((2, 3), 6), device=device)
+    assert node_name(out.grad_fn) == node_name(want.grad_fn)
+
+
+@pytest.mark.parametrize("write", [
+    lambda v, w: v.mul_(w[0]), lambda v, w: v.copy_(w[1]), lambda v, w: v.exp_(),
+    lambda v, w: v.__setitem__(1, w[0, 0]), lambda v, w: v.clamp_(-0.5, 0.5),
+], ids=["mul", "copy", "exp", "setitem", "clamp"])
+def test_copy_slices_through_a_view_on_the_device_match_torch(write, device):
+    """An in-place op on a view of a non-leaf rebases the base's history
+    (CopySlices); the base and other views get the right gradients."""
+    def fn(x, w):
+        base = x * 1
+        other = base[:, 0]  # a second view, re-derived from the new history
+        view = base.t()[1]
+        write(view, w)
+        return base * 2 + other.sum()
+    out, want = run_like_torch(fn, values((3, 3), 7), values((2, 3), 8), device=device,
+                               dtype=nbgrad.float64)
+    assert node_name(out.grad_fn) == node_name(want.grad_fn)
+
+
+def test_view_history_after_a_write_to_its_base_on_the_device_matches_torch(device):
+    def fn(x):
+        base = x * 1
+        view = base[0]
+        base.add_(1)
+        fn.names.append(node_name(view.grad_fn))
+        return view
+    fn.names = []
+    run_like_torch(fn, values((2, 3), 9), device=device)
+    assert fn.names[0] == fn.names[1]
+
+
+def test_backward_twice_and_without_grad_fn_on_the_device_match_torch(device):
+    def twice(x):
+        y = x.sigmoid().sum()
+        y.backward()
+        y.backward()
+
+    def no_graph(x):
+        x.detach().sum().backward()
+    for call in (twice, no_graph, lambda x: (x * 2).backward()):  # the last: not a scalar
+        raises_like_torch(call, values((2,), 10), device=device, requires_grad=True)

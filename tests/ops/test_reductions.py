@@ -1,6 +1,7 @@
 """Reductions and the softmax family (nbgrad/ops/reductions.py) against
-PyTorch and NumPy: values, dtypes, gradients (ties included), backward node
-names, error texts, numerical stability; gradients also by finite differences."""
+PyTorch and NumPy: values, dtypes, gradients (ties included), layouts
+(results' and gradients' strides), backward node names, error texts,
+numerical stability; gradients also by finite differences."""
 
 import numpy as np
 import pytest
@@ -9,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
-from helpers import assert_same_error, dtype_name, node_name
+from helpers import (assert_same_error, assert_same_tensor, dtype_name, lib_of, node_name,
+                     raises_like_torch, run_like_torch, values)
+from strided import strided
 from nbgrad.autograd import gradcheck
 
 
@@ -295,7 +298,7 @@ def test_softmax_with_infinities_matches_torch():
 
 
 def test_the_row_kernels_serve_the_last_axis_of_contiguous_float_arrays():
-    from nbgrad.ops import _softmax_rows
+    from nbgrad.backends.cpu import softmax_kernels
     a = np.ones((3, 4))
     served = [(1, a), (1, a.T.copy()), (2, np.ones((2, 3, 4))), (1, a, a.copy()),
               (1, a.astype(np.float32), np.ones((3, 4), np.float32))]
@@ -304,9 +307,9 @@ def test_the_row_kernels_serve_the_last_axis_of_contiguous_float_arrays():
                (1, a, np.asfortranarray(a)), (1, np.asfortranarray(a), a), (0, np.ones(())),
                (0, np.ones(3).tolist())]
     for axis, *arrays in served:
-        assert _softmax_rows.applies(axis, *arrays), (axis, [x.strides for x in arrays])
+        assert softmax_kernels.applies(axis, *arrays), (axis, [x.strides for x in arrays])
     for axis, *arrays in refused:
-        assert not _softmax_rows.applies(axis, *arrays), axis
+        assert not softmax_kernels.applies(axis, *arrays), axis
 
 
 # ---------------------------------------------------- finite differences
@@ -328,6 +331,88 @@ def test_gradcheck(fn):
     assert gradcheck(fn, (x,))
 
 
+# ---------------------------------------------------------------- layouts
+# Input layouts (torch tensors), and ops with every dim (negative ones too) and
+# keepdim both ways: PyTorch's reductions and softmaxes are C order whatever the
+# input's layout.
+LAYOUT_INPUTS = [
+    ("transposed", lambda: torch.rand(4, 3).t()),
+    ("permuted-3d", lambda: torch.rand(2, 3, 4).permute(2, 0, 1)),
+    ("permuted-3d-b", lambda: torch.rand(2, 3, 4).permute(1, 2, 0)),
+    ("channels-last", lambda: torch.rand(2, 3, 2, 4).to(memory_format=torch.channels_last)),
+    ("size-1-permuted", lambda: torch.rand(3, 1, 4).permute(2, 1, 0)),
+    ("stepped", lambda: torch.rand(3, 8)[:, ::2]),
+    ("expanded", lambda: torch.rand(3, 1).expand(3, 4)),
+    ("empty-transposed", lambda: torch.rand(0, 3).t()),
+    ("empty-permuted", lambda: torch.rand(2, 0, 3).permute(2, 0, 1)),
+]
+
+
+def _dims(ndim):
+    return [*range(-ndim, ndim), (0, ndim - 1), (-1, 0, 1)[:ndim]]
+
+
+LAYOUT_OPS = [
+    ("sum", lambda x, d, k: x.sum(d, keepdim=k), _dims),
+    ("mean", lambda x, d, k: x.mean(d, keepdim=k), _dims),
+    ("amax", lambda x, d, k: x.amax(d, keepdim=k), _dims),
+    ("amin", lambda x, d, k: x.amin(d, keepdim=k), _dims),
+    ("max", lambda x, d, k: x.max(d, keepdim=k), lambda n: range(-n, n)),
+    ("min", lambda x, d, k: x.min(d, keepdim=k), lambda n: range(-n, n)),
+    ("softmax", lambda x, d, k: x.softmax(d), lambda n: range(-n, n)),
+    ("log_softmax", lambda x, d, k: x.log_softmax(d), lambda n: range(-n, n)),
+]
+
+
+def _run_for_layout(lib, original, op, dim, keepdim):
+    """The op on a leaf of ``original``'s layout and on a non-leaf of that
+    layout (retaining its gradient); the error's type if it raises."""
+    leaf = strided(lib, original, requires_grad=True)
+    inner = leaf.clone()
+    inner.retain_grad()
+    try:
+        result = op(inner, dim, keepdim)
+    except (RuntimeError, IndexError) as error:
+        return type(error)
+    first = outputs(result)[0]
+    if first.numel():
+        (first * lib.tensor(np.linspace(-1.0, 2.0, first.numel()).reshape(tuple(first.shape)))) \
+            .sum().backward()
+    return outputs(result), leaf, inner
+
+
+def _layout(t):
+    """Strides of the dims of size > 1 (size-1 and empty ones are no layout)."""
+    return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1) if t.numel() else ()
+
+
+@pytest.mark.parametrize("op, dims", [c[1:] for c in LAYOUT_OPS], ids=[c[0] for c in LAYOUT_OPS])
+@pytest.mark.parametrize("make", [c[1] for c in LAYOUT_INPUTS], ids=[c[0] for c in LAYOUT_INPUTS])
+def test_layouts_match_torch(make, op, dims):
+    """Every output's strides exactly (indices too, and empty results), the
+    values, a retained gradient's strides (C order, as PyTorch's retain_grad)
+    and a leaf's gradient's layout."""
+    original = make()
+    for dim in dims(original.ndim):
+        for keepdim in (False, True):
+            ours = _run_for_layout(nbgrad, original, op, dim, keepdim)
+            theirs = _run_for_layout(torch, original, op, dim, keepdim)
+            if isinstance(theirs, type):
+                assert ours is theirs, (dim, keepdim)
+                continue
+            (results, leaf, inner), (t_results, t_leaf, t_inner) = ours, theirs
+            for y, ty in zip(results, t_results, strict=True):
+                assert y.stride() == ty.stride(), (dim, keepdim)
+                np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-6,
+                                           equal_nan=True)
+            assert (leaf.grad is None) == (t_leaf.grad is None)
+            if leaf.grad is not None:
+                assert inner.grad.stride() == t_inner.grad.stride(), (dim, keepdim)
+                assert _layout(leaf.grad) == _layout(t_leaf.grad), (dim, keepdim)
+                np.testing.assert_allclose(leaf.grad.numpy(), t_leaf.grad.numpy(), rtol=1e-6,
+                                           equal_nan=True)
+
+
 # ---------------------------------------------------------------- errors
 ERRORS = [
     ("sum-dim-out-of-range", lambda L: L.zeros(2, 3).sum(2)),
@@ -343,6 +428,10 @@ ERRORS = [
     ("amax-empty", lambda L: L.zeros(0, 3).amax()),
     ("amin-empty-dim", lambda L: L.zeros(2, 0).amin((0, 1))),
     ("amax-dim-repeated", lambda L: L.zeros(2, 3).amax((0, 0))),
+    ("amax-empty-dim-repeated", lambda L: L.zeros(0, 3).amax((0, 0))),  # size 0 checked first
+    ("amin-empty-negative-dim", lambda L: L.zeros(0, 3).amin((1, -2))),  # reported as given
+    ("amax-empty-dim-then-out-of-range", lambda L: L.zeros(0, 3).amax((0, 5))),
+    ("max-empty-negative-dim", lambda L: L.zeros(0, 3).max(-2)),  # reported wrapped
     ("softmax-int", lambda L: L.arange(6).reshape(2, 3).softmax(0)),
     ("softmax-int-last", lambda L: L.arange(6).reshape(2, 3).softmax(-1)),
     ("log_softmax-int", lambda L: L.arange(6).reshape(2, 3).log_softmax(0)),
@@ -399,3 +488,99 @@ def test_softmax_of_an_empty_integer_tensor_is_empty_as_in_torch(op, dtype):
         expected = getattr(torch.zeros(shape, dtype=getattr(torch, dtype)), op)(dim)
         assert tuple(out.shape) == tuple(expected.shape) and dtype_name(out.dtype) == dtype_name(expected.dtype)
     assert_same_error(lambda lib: getattr(lib.zeros(2, dtype=getattr(lib, dtype)), op)(0))
+
+
+# ------------------------------------------------------------ on every device
+DIMS = [dict(), dict(dim=0), dict(dim=1, keepdim=True), dict(dim=-1), dict(dim=(0, 2)),
+        dict(dim=(1,), keepdim=True)]
+DIM_IDS = ["all", "0", "1-keep", "-1", "0,2", "(1,)-keep"]
+
+
+@pytest.mark.parametrize("kwargs", DIMS, ids=DIM_IDS)
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin"])
+def test_reductions_over_dims_on_the_device_match_torch(name, kwargs, device):
+    run_like_torch(lambda x: getattr(x, name)(**kwargs), values((2, 3, 2), 1), device=device,
+                   dtype=nbgrad.float64)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("kwargs", [dict(dim=0), dict(dim=1, keepdim=True), dict(dim=-1)],
+                         ids=["0", "1-keep", "-1"])
+def test_max_min_along_a_dim_on_the_device_match_torch(name, kwargs, device):
+    run_like_torch(lambda x: getattr(x, name)(**kwargs).values, values((3, 4), 2), device=device)
+    got = getattr(nbgrad.tensor(values((3, 4), 2), device=device), name)(**kwargs)
+    assert_same_tensor(got.indices, getattr(torch.tensor(values((3, 4), 2)), name)(**kwargs).indices)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "amax", "amin"])
+def test_ties_share_the_gradient_on_the_device_like_torch(name, device):
+    tied = np.array([[1.0, 3.0, 3.0], [0.5, -1.0, -1.0]])
+    run_like_torch(lambda x: getattr(x, name)(), tied, device=device)
+    if name in ("amax", "amin"):
+        run_like_torch(lambda x: getattr(x, name)(dim=1), tied, device=device)
+    else:
+        run_like_torch(lambda x: getattr(x, name)(dim=1).values, tied, device=device)
+
+
+def test_nan_propagates_through_max_and_min_on_the_device_like_torch(device):
+    with_nan = np.array([[1.0, np.nan, 2.0], [3.0, 0.0, -1.0]])
+    for name in ("max", "min", "amax"):
+        run_like_torch(lambda x: getattr(x, name)(), with_nan, device=device)
+    ours, theirs = nbgrad.tensor(with_nan, device=device), torch.tensor(with_nan)
+    assert_same_tensor(ours.max(dim=1).indices, theirs.max(dim=1).indices)
+    assert_same_tensor(ours.sum(dim=0), theirs.sum(dim=0))
+
+
+def test_reductions_of_views_and_zero_dim_tensors_on_the_device_match_torch(device):
+    run_like_torch(lambda x: x.t()[::2].sum(dim=0) + x[1:].mean(), values((3, 4), 3),
+                   device=device)
+    run_like_torch(lambda x: x.sum() * x.max(dim=0).values, np.float64(1.5), device=device)
+    run_like_torch(lambda x: x.amax() * x.softmax(0), np.float64(-0.5), device=device)
+    run_like_torch(lambda x: x.amin() * x.log_softmax(0), np.float64(-0.5), device=device)
+
+
+def test_integer_and_bool_sums_on_the_device_match_torch(device):
+    ours = nbgrad.tensor([[1, 2, 3], [4, 5, 6]], device=device)
+    theirs = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    for kwargs in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}):
+        assert_same_tensor(ours.sum(**kwargs), theirs.sum(**kwargs))
+        assert_same_tensor((ours > 2).sum(**kwargs), (theirs > 2).sum(**kwargs))
+    assert_same_tensor(ours.max(), theirs.max())
+    assert_same_tensor(ours.sum(dtype=nbgrad.float64), theirs.sum(dtype=torch.float64))
+    assert_same_tensor(ours.float().mean(dim=1), theirs.float().mean(dim=1))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_family_on_the_device_matches_torch(name, dim, device):
+    run_like_torch(lambda x: getattr(x, name)(dim), values((3, 4), 4), device=device)
+    run_like_torch(lambda x: getattr(x, name)(dim) * x, values((3, 4), 5), device=device,
+                   dtype=nbgrad.float64)
+
+
+def test_softmax_of_a_transposed_view_and_large_values_on_the_device_matches_torch(device):
+    big = values((2, 3), 6) * 1000
+    run_like_torch(lambda x: x.t().softmax(1), big, device=device, dtype=nbgrad.float64)
+    run_like_torch(lambda x: x.log_softmax(0, dtype=lib_of(x).float64), big, device=device)
+
+
+REDUCTION_ERRORS = {
+    "dim-range": lambda t: t.sum(dim=3), "dup-dims": lambda t: t.mean(dim=(0, 0)),
+    "max-tuple": lambda t: t.max(dim=(0, 1)), "empty-max": lambda t: t[:0].max(),
+    "int-mean": lambda t: t.long().mean(), "int-softmax": lambda t: t.long().softmax(0),
+    "no-dim": lambda t: t.softmax(),
+}
+LISTS_OVERLOADS = {"max-tuple"}  # torch's message lists its overloads: the type only
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTION_ERRORS))
+def test_reduction_errors_on_the_device_match_torch(name, device):
+    raises_like_torch(REDUCTION_ERRORS[name], values((2, 3), 7), device=device,
+                      exact=name not in LISTS_OVERLOADS)
+
+
+def test_empty_reductions_on_the_device_match_torch(device):
+    ours, theirs = nbgrad.zeros(0, 3, device=device), torch.zeros(0, 3)
+    assert_same_tensor(ours.sum(dim=0), theirs.sum(dim=0))
+    assert_same_tensor(ours.mean(dim=0), theirs.mean(dim=0))  # NaN
+    assert_same_tensor(ours.amax(dim=1), theirs.amax(dim=1))

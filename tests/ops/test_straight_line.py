@@ -11,6 +11,8 @@ import re
 import numpy as np
 import pytest
 
+import torch
+
 import nbgrad
 from nbgrad.backends.cpu import elementwise as cpu_elementwise
 from nbgrad.ops import straight_line
@@ -115,9 +117,34 @@ def test_straight_line_backward_matches_the_general_backward(row):
 
 
 BINARY = [row for row in ROWS if len(row.inputs) == 2]
-NUMBER_CASES = [(row, dtype, number, first) for row in BINARY
+NUMBER_CASES = [(row, dtype, number, first) for row in BINARY if row.tensors is None
                 for dtype in (nbgrad.float32, nbgrad.float64, nbgrad.int64)
                 for number in (2, 0.5) for first in (False, True)]
+TENSORS_ONLY = [row for row in BINARY if row.tensors is not None]  # maximum, minimum
+
+
+@pytest.mark.parametrize("row", TENSORS_ONLY, ids=[r.name for r in TENSORS_ONLY])
+@pytest.mark.parametrize("number", [2, 0.5, True])
+def test_a_python_number_is_refused_where_torch_takes_tensors_only(row, number, device):
+    """``t.maximum(2.0)``, ``maximum(t, 2.0)`` and ``maximum(2.0, t)``: PyTorch's
+    TypeError (a method counts positions after self), on every path."""
+    calls = {
+        "method": lambda L, t: getattr(t, row.name)(number),
+        "function": lambda L, t: getattr(L, row.name)(t, number),
+        "function, number first": lambda L, t: getattr(L, row.name)(number, t),
+    }
+    for label, call in calls.items():
+        messages = []
+        for L in (nbgrad, torch):
+            with pytest.raises(TypeError) as info:
+                call(L, L.ones(3, device=device if L is nbgrad else "cpu"))
+            messages.append(str(info.value))
+        with pytest.raises(TypeError) as general:
+            elementwise.apply(row, (number, nbgrad.ones(3)) if "first" in label
+                              else (nbgrad.ones(3), number))
+        assert messages[0] == messages[1], label
+        if label != "method":
+            assert str(general.value) == messages[0]
 
 
 @pytest.mark.parametrize("row,dtype,number,first", NUMBER_CASES,
@@ -131,11 +158,15 @@ def test_a_python_number_operand_matches_the_general_path(row, dtype, number, fi
         t = _tensors(row, dtype, 0, seed=4)[0]
         t.requires_grad_(grad)
         args = (number, t) if first else (t, number)
-        if general:
+        if general and row.name == "div" and first:  # number / t: t.reciprocal() * number
+            rows = nbgrad.declarations.op_table.BY_NAME
+            out = elementwise.apply(rows["mul"], (elementwise.apply(rows["reciprocal"], (t,)),
+                                                  number))
+        elif general:
             # t.pow(number) with a floating result takes the pow_number row
             number_row = row.name == "pow" and not first and (
                 dtype.is_floating_point or isinstance(number, float))
-            out = elementwise.apply(nbgrad.ops.table.BY_NAME["pow_number"] if number_row
+            out = elementwise.apply(nbgrad.declarations.op_table.BY_NAME["pow_number"] if number_row
                                     else row, args)
         elif first:
             out = getattr(nbgrad.Tensor, f"__r{_DUNDERS[row.name]}__")(t, number) \

@@ -82,6 +82,7 @@ REFERENCE = {
     "pow": Ref(np.power, _operator(operator.pow), BINARY),
     # ``tensor ** number`` for floating tensors (nbgrad.ops.pow dispatches to it)
     "pow_number": Ref(np.power, _operator(operator.pow), ((1,),)),
+    "reciprocal": Ref(np.reciprocal, _function("reciprocal")),
     "exp": Ref(np.exp, _function("exp")),
     "log": Ref(np.log, _function("log")),
     "sqrt": Ref(np.sqrt, _function("sqrt")),
@@ -224,19 +225,24 @@ class Case:
                 args.append(data if slot.dtype is nbgrad.bool else data.astype(np.float64))
         return args
 
-    def leaves(self, lib, requires_grad=False):
-        """One leaf per tensor input (the contiguous base of its view); the
-        floating ones require grad when asked to (whatever the row declares
-        differentiable: a missing derivative shows up against torch)."""
+    def leaves(self, lib, requires_grad=False, device="cpu"):
+        """One leaf per tensor input (the contiguous base of its view, nbgrad's
+        on ``device``); the floating ones require grad when asked to (whatever
+        the row declares differentiable: a missing derivative shows up against
+        torch)."""
         leaves = []
         for k, slot in enumerate(self.slots):
             if not slot.is_tensor:
                 leaves.append(None)
                 continue
             grad = requires_grad and slot.dtype.is_floating_point
-            dtype = slot.dtype if lib is nbgrad else to_torch_dtype(slot.dtype)
-            leaves.append(lib.tensor(slot.values.tolist() if slot.values.ndim == 0 else slot.values,
-                                     dtype=dtype, requires_grad=grad))
+            values = slot.values.tolist() if slot.values.ndim == 0 else slot.values
+            if lib is nbgrad:
+                leaves.append(nbgrad.tensor(values, dtype=slot.dtype, device=device,
+                                            requires_grad=grad))
+            else:
+                leaves.append(torch.tensor(values, dtype=to_torch_dtype(slot.dtype),
+                                           requires_grad=grad))
         return leaves
 
     def args(self, lib, leaves, nonleaf_first=False):
@@ -253,10 +259,10 @@ class Case:
             args.append(take_view(leaf, slot.layout))
         return args
 
-    def upstream(self, lib, dtype):
+    def upstream(self, lib, dtype, device="cpu"):
         """The incoming gradient for ``backward``, in the output's dtype."""
         if lib is nbgrad:
-            return nbgrad.tensor(self.upstream_values, dtype=dtype)
+            return nbgrad.tensor(self.upstream_values, dtype=dtype, device=device)
         return torch.tensor(self.upstream_values, dtype=dtype)
 
 
@@ -329,23 +335,45 @@ def test_rows_describe_themselves():
 # ------------------------------------------------------------------- forward
 @pytest.mark.parametrize("row", ROWS, ids=_ids(ROWS))
 @given(data=st.data())
-def test_forward_matches_numpy_and_torch(row, data):
+def test_forward_matches_numpy_and_torch(row, data, device):
     case = data.draw(cases(row), label="case")
     ref = REFERENCE[row.name]
     expected = ref.numpy(*case.numpy_args())
     results = {}
     for lib in LIBS:
-        leaves = case.leaves(lib)
+        leaves = case.leaves(lib, device=device)
         args = case.args(lib, leaves, nonleaf_first=ref.inplace_only)
         results[lib] = ref.call(lib, *args)
     out, want = results[nbgrad], results[torch]
-    assert isinstance(out, nbgrad.Tensor)
+    assert isinstance(out, nbgrad.Tensor) and out.device.type == device
     assert dtype_name(out.dtype) == dtype_name(want.dtype)
     assert tuple(out.shape) == tuple(want.shape) == np.shape(expected)
     tol = case.precision if out.dtype.is_floating_point else out.dtype
     assert_close(out, want, dtype=tol)
     assert_close(out, np.asarray(expected).astype(out.dtype.numpy), dtype=tol)
     assert not out.requires_grad and out.grad_fn is None
+
+
+INTEGERS = [[[1, 2, 3], [3, 1, 2]], [[2, 2, 1], [1, 3, 3]], [[3, 1, 2], [2, 2, 1]]]
+MASK = [[True, False, True], [False, True, True]]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=_ids(ROWS))
+def test_integer_inputs_match_torch(row, device):
+    """int64 inputs (bool masks kept): the result's dtype and values, or
+    PyTorch's refusal, on every device."""
+    def call(lib):
+        args = [lib.tensor(MASK if k in row.bool_inputs else INTEGERS[k],
+                           **({"device": device} if lib is nbgrad else {}))
+                for k in range(len(row.inputs))]
+        return REFERENCE[row.name].call(lib, *args)
+    expected = torch_error(lambda: call(torch))
+    if expected is not None:
+        assert_same_error(call)
+    else:
+        out = call(nbgrad)
+        assert out.device.type == device
+        assert_same_tensor(out, call(torch))
 
 
 def special_values(dtype):
@@ -430,6 +458,27 @@ def test_special_values_match_torch(row, dtype, upstream):
             continue
         assert_same_specials(got, want, dtype, columns,
                              signed_zeros=k > 0 or row.name not in TIE_SIGN_FREE)
+
+
+ZERO_TIES = [
+    ("maximum", lambda lib, a, b: lib.maximum(a, b)),
+    ("minimum", lambda lib, a, b: lib.minimum(a, b)),
+    ("maximum-strided", lambda lib, a, b: lib.maximum(a.reshape(2, 2).t(), b.reshape(2, 2).t())),
+    ("minimum-mixed-dtypes", lambda lib, a, b: lib.minimum(a, b.double())),
+    ("clamp-min", lambda lib, a, b: a.clamp(min=b)),
+    ("clamp-max", lambda lib, a, b: a.clamp(max=b)),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=dtype_name)
+@pytest.mark.parametrize("op", [c[1] for c in ZERO_TIES], ids=[c[0] for c in ZERO_TIES])
+def test_a_tie_of_zeros_gives_the_first_operand(op, dtype):
+    """Below one SIMD vector PyTorch runs its scalar loop, std::max/std::min:
+    a tie of +0 and -0 gives the first operand (see TIE_SIGN_FREE)."""
+    first, second = [0.0, -0.0, -0.0, 0.0], [-0.0, 0.0, -0.0, 0.0]
+    got, want = (op(lib, *(lib.tensor(v, dtype=dtype if lib is nbgrad else to_torch_dtype(dtype))
+                           for v in (first, second))) for lib in (nbgrad, torch))
+    assert np.signbit(got.numpy()).tolist() == np.signbit(want.numpy()).tolist()
 
 
 # pow(Tensor, Scalar): PyTorch computes these exponents as sqrt, 1 / sqrt,
@@ -576,27 +625,27 @@ def test_row_function_and_method_agree(row):
 
 
 # ------------------------------------------------------------------ backward
-def _backward(row, case, lib):
+def _backward(row, case, lib, device="cpu"):
     ref = REFERENCE[row.name]
-    leaves = case.leaves(lib, requires_grad=True)
+    leaves = case.leaves(lib, requires_grad=True, device=device)
     args = case.args(lib, leaves, nonleaf_first=ref.inplace_only)
     out = ref.call(lib, *args)
-    out.backward(case.upstream(lib, out.dtype))
+    out.backward(case.upstream(lib, out.dtype, device))
     return out, [leaf.grad if leaf is not None and leaf.requires_grad else None for leaf in leaves]
 
 
 @pytest.mark.parametrize("row", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
 @given(data=st.data())
-def test_backward_matches_torch(row, data):
+def test_backward_matches_torch(row, data, device):
     case = data.draw(cases(row, differentiable=True), label="case")
-    out, grads = _backward(row, case, nbgrad)
+    out, grads = _backward(row, case, nbgrad, device)
     want, want_grads = _backward(row, case, torch)
-    if case.slots[0].is_tensor:  # torch names 2 - t RsubBackward and 2 / t MulBackward
+    if case.slots[0].is_tensor or row.name == "div":  # torch names 2 - t RsubBackward
         assert node_name(out.grad_fn) == node_name(want.grad_fn)
     for k, (g, w) in enumerate(zip(grads, want_grads)):
         assert (g is None) == (w is None), f"input {k}: grad {g} but torch's {w}"
         if g is not None:
-            assert dtype_name(g.dtype) == dtype_name(w.dtype)
+            assert dtype_name(g.dtype) == dtype_name(w.dtype) and g.device == out.device
             assert_close(g, w, dtype=case.precision)
 
 
@@ -635,7 +684,7 @@ KINKS = {  # inputs exactly on a kink: compare with PyTorch's convention there
 def test_gradient_at_kinks_matches_torch(name):
     """Ties split the gradient; abs/relu give 0 at 0; clamp passes the
     gradient at its bounds; pow/sqrt/div/log at 0 give PyTorch's inf/nan/0."""
-    row = nbgrad.ops.table.BY_NAME[name]
+    row = nbgrad.declarations.op_table.BY_NAME[name]
     results = {}
     for lib in LIBS:
         inputs = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in KINKS[name]]
@@ -691,8 +740,8 @@ def test_no_grad_records_nothing(row):
 
 
 # -------------------------------------------------------- in-place variants
-def _inplace(row, case, lib):
-    leaves = case.leaves(lib, requires_grad=True)
+def _inplace(row, case, lib, device="cpu"):
+    leaves = case.leaves(lib, requires_grad=True, device=device)
     args = case.args(lib, leaves, nonleaf_first=True)
     y = args[0]
     version = y._version
@@ -700,18 +749,18 @@ def _inplace(row, case, lib):
     assert result is y, "an in-place method returns self"
     bumped = y._version - version
     if y.requires_grad:
-        y.backward(case.upstream(lib, y.dtype))
+        y.backward(case.upstream(lib, y.dtype, device))
     grads = [leaf.grad if leaf is not None and leaf.requires_grad else None for leaf in leaves]
     return y, bumped, grads
 
 
 @pytest.mark.parametrize("row", METHOD_ROWS, ids=_ids(METHOD_ROWS))
 @given(data=st.data())
-def test_inplace_variant_matches_torch(row, data):
+def test_inplace_variant_matches_torch(row, data, device):
     """``y = x * 1; y.<name>_(...)`` (also through a non-contiguous view of
     y's storage): values, version bump and gradients as in PyTorch."""
     case = data.draw(cases(row, inplace=True), label="case")
-    y, bumped, grads = _inplace(row, case, nbgrad)
+    y, bumped, grads = _inplace(row, case, nbgrad, device)
     want, want_bumped, want_grads = _inplace(row, case, torch)
     assert dtype_name(y.dtype) == dtype_name(want.dtype)
     assert_close(y.detach(), want, dtype=case.precision)
@@ -731,18 +780,18 @@ _AUGMENTED_ROW = {"+=": "add", "-=": "sub", "*=": "mul", "/=": "div"}
 @pytest.mark.parametrize("op", sorted(AUGMENTED))
 @given(data=st.data())
 @examples(15)
-def test_augmented_assignment_matches_torch(op, data):
+def test_augmented_assignment_matches_torch(op, data, device):
     """``y += b`` writes into y (same object, version bumped) with y's history rebased."""
-    row = nbgrad.ops.table.BY_NAME[_AUGMENTED_ROW[op]]
+    row = nbgrad.declarations.op_table.BY_NAME[_AUGMENTED_ROW[op]]
     case = data.draw(cases(row, inplace=True), label="case")
     results = {}
     for lib in LIBS:
-        leaves = case.leaves(lib, requires_grad=True)
+        leaves = case.leaves(lib, requires_grad=True, device=device)
         y, other = case.args(lib, leaves, nonleaf_first=True)
         before, version = y, y._version
         y = AUGMENTED[op](y, other)
         assert y is before
-        y.backward(case.upstream(lib, y.dtype))
+        y.backward(case.upstream(lib, y.dtype, device))
         results[lib] = (y, y._version - version, [t.grad for t in leaves if t is not None])
     (y, bumped, grads), (want, want_bumped, want_grads) = results[nbgrad], results[torch]
     assert_close(y.detach(), want, dtype=case.precision)
@@ -784,7 +833,7 @@ def _type_words(message):
 def test_inplace_result_type_rules_match_torch(row, self_dtype):
     """The result may be cast to self's dtype only within its category (bool <
     integer < floating); otherwise the same error as PyTorch, and nothing changes."""
-    row = nbgrad.ops.table.BY_NAME[row]
+    row = nbgrad.declarations.op_table.BY_NAME[row]
     others = {lib: [("", None)] if len(row.inputs) == 1 else
               [*(o for name in _DTYPE_VALUES for o in _others(lib, name)),
                ("True", True), ("2", 2), ("2.5", 2.5)] for lib in LIBS}

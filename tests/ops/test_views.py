@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
-from helpers import assert_same_error, node_name
+from helpers import (assert_same_error, assert_same_tensor, lib_of, node_name, raises_like_torch,
+                     run_like_torch, values)
 from nbgrad.autograd import gradcheck
 
 
@@ -339,3 +340,67 @@ def test_unsqueeze_squeeze_round_trip(shape, data):
     assert back.shape == x.shape and shares_memory(back, x)
     back.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.ones(shape))
+
+
+# ------------------------------------------------------------ on every device
+VIEWS = {
+    "view": lambda t: t.view(3, 4),
+    "view-infer": lambda t: t.view(-1, 2),
+    "reshape": lambda t: t.reshape(2, 6),
+    "reshape-copy": lambda t: t.t().reshape(12),
+    "reshape-alias": lambda t: t[:, ::2].reshape(4, 2, 1),  # a view of a non-contiguous tensor
+    "flatten": lambda t: t.flatten(),
+    "flatten-part": lambda t: t.view(2, 2, 3).flatten(1),
+    "permute": lambda t: t.view(2, 2, 3).permute(2, 0, 1),
+    "transpose": lambda t: t.transpose(0, 1),
+    "t": lambda t: t.t(),
+    "T": lambda t: t.T,
+    "mT": lambda t: t.view(2, 2, 3).mT,
+    "squeeze": lambda t: t.view(1, 4, 1, 3).squeeze(),
+    "squeeze-dim": lambda t: t.view(1, 4, 1, 3).squeeze(2),
+    "unsqueeze": lambda t: t.unsqueeze(1),
+    "expand": lambda t: t[:, :1].expand(4, 3),
+    "expand-new-dims": lambda t: t[0].expand(2, 3, -1),
+    "expand_as": lambda t: t[1:2].expand_as(t),
+    "view_as": lambda t: t.view_as(lib_of(t).zeros(6, 2)),
+    "contiguous": lambda t: t.t().contiguous(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_views_on_the_device_match_torch(name, device):
+    """Values, strides, offset, and whether a view of the base, as in torch;
+    a backward that reads the view's gradient twice."""
+    fn = VIEWS[name]
+    run_like_torch(lambda x: fn(x) * 2 + fn(x), values((4, 3), 1), device=device)
+    ours, theirs = nbgrad.tensor(values((4, 3), 1), device=device), torch.tensor(values((4, 3), 1))
+    a, b = fn(ours), fn(theirs)
+    assert (a.stride(), a.storage_offset(), a.is_contiguous()) == (
+        b.stride(), b.storage_offset(), b.is_contiguous())
+    assert (a._base is ours) == (b._base is theirs)
+
+
+def test_writes_through_views_on_the_device_reach_the_base_like_torch(device):
+    ours, theirs = nbgrad.tensor(values((2, 3), 2), device=device), torch.tensor(values((2, 3), 2))
+    for t in (ours, theirs):
+        v = t.t()[1:]
+        v.mul_(10)
+        t.view(-1)[0] = 5.0
+        assert t._version == v._version == 2
+    assert_same_tensor(ours, theirs)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.view(5, -1), lambda t: t.t().view(12), lambda t: t.permute(0, 0),
+    lambda t: t.expand(3, 3), lambda t: t.squeeze(5), lambda t: t.t().t().t().view(-1, -1),
+    lambda t: t[:1].expand(2, 3).add_(1),
+], ids=["view-size", "view-stride", "permute-dup", "expand", "squeeze-dim", "two-infers",
+        "write-expanded"])
+def test_view_errors_on_the_device_match_torch(call, device):
+    raises_like_torch(call, values((4, 3), 4), device=device)
+
+
+def test_gradient_of_an_expand_is_summed_on_the_device_like_torch(device):
+    def fn(x):
+        return x.unsqueeze(0).expand(3, 2, 3) * lib_of(x).arange(3.0, device=x.device).view(3, 1, 1)
+    run_like_torch(fn, values((2, 3), 5), device=device, dtype=nbgrad.float64)

@@ -5,7 +5,7 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.optim as optim
-from nbgrad.optim import _kernels
+from nbgrad.backends.cpu.updates import PARALLEL_THRESHOLD
 
 DTYPES = [(np.float32, torch.float32), (np.float64, torch.float64)]
 DTYPE_IDS = ["float32", "float64"]
@@ -14,7 +14,7 @@ DTYPE_IDS = ["float32", "float64"]
 # ~1e-7 absolute. Tolerance: 1e-6 relative to the operands' scale.
 TOL = {np.float32: dict(rtol=1e-6, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-12)}
 SHAPES = [(3, 4), (5,)]
-LARGE = [(3, 4), (_kernels.PARALLEL_THRESHOLD + 1,)]  # the large one runs the prange kernel
+LARGE = [(3, 4), (PARALLEL_THRESHOLD + 1,)]  # the large one runs the prange kernel
 
 
 def compare_with_torch(name, kwargs, dtype, steps=6, shapes=SHAPES, seed=0):

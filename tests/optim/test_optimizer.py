@@ -1,4 +1,6 @@
 """The Optimizer base: groups, zero_grad, state dicts, the version bump."""
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -7,6 +9,7 @@ import nbgrad
 import nbgrad.nn as nn
 import nbgrad.optim as optim
 from nbgrad.serialization import load, save
+from ._util import DTYPE_IDS, DTYPES, SHAPES, TOL
 
 
 def _params(n=2):
@@ -157,3 +160,96 @@ def test_repr_lists_groups_like_torch():
         assert any(line.strip().startswith(key + ":") for line in ours.splitlines())
         assert any(k.strip() == key for k in keys)
     assert ours.startswith("SGD (\nParameter Group 0\n")
+
+
+# ------------------------------------------------------------ on every device
+# The simulator rounds float32 math as the CPU kernel does: a few ulp at most
+# from PyTorch's fused multiply-adds.
+CUDA_TOL = {**TOL, np.float32: dict(rtol=2e-6, atol=2e-6)}
+DEVICE_CASES = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.01)),
+    ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.02)),
+    ("SGD", dict(lr=0.05, momentum=0.5, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+    ("AdamW", dict(lr=0.02, betas=(0.3, 0.5), amsgrad=True, maximize=True)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name, kwargs", DEVICE_CASES,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(DEVICE_CASES)])
+def test_steps_on_the_device_match_torch(dtype, name, kwargs, device, monkeypatch):
+    """Several steps: values and state as torch's, state on the device (the
+    step counter on the CPU, as in PyTorch), one fused kernel per parameter
+    on CUDA; on the CPU, SGD updates all parameters in one call once none
+    needs a new momentum buffer."""
+    backend = importlib.import_module(f"nbgrad.backends.{device}")
+    launches = []
+    for attr in ("optimizer_update", "optimizer_update_foreach"):
+        real = getattr(backend, attr)
+        monkeypatch.setattr(backend, attr, lambda update, arrays, scalars, real=real:
+                            launches.append(update.name) or real(update, arrays, scalars))
+    np_dtype, t_dtype = dtype
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal(s) for s in SHAPES]
+    params = [nn.Parameter(nbgrad.tensor(v.astype(np_dtype), device=device)) for v in values]
+    tparams = [torch.nn.Parameter(torch.tensor(v, dtype=t_dtype)) for v in values]
+    opt = getattr(optim, name)(params, **kwargs)
+    topt = getattr(torch.optim, name)(tparams, **kwargs)
+    kind = "sgd" if name == "SGD" else "adam"
+    tol = (CUDA_TOL if device == "cuda" else TOL)[np_dtype]
+    for step in range(4):
+        for p, tp in zip(params, tparams):
+            g = rng.standard_normal(tuple(p.shape))
+            p.grad = nbgrad.tensor(g.astype(np_dtype), device=device)
+            tp.grad = torch.tensor(g, dtype=t_dtype)
+        versions = [p._version for p in params]
+        launches.clear()
+        opt.step()
+        topt.step()
+        together = device == "cpu" and name == "SGD" and (step > 0 or not kwargs.get("momentum"))
+        assert launches == [kind] * (1 if together else len(params))
+        assert [p._version for p in params] == [v + 1 for v in versions]
+        for k, (p, tp) in enumerate(zip(params, tparams)):
+            assert p.device.type == p.grad.device.type == device
+            np.testing.assert_allclose(p.detach().cpu().numpy(), tp.detach().numpy(),
+                                       **tol, err_msg=f"param {k} step {step}")
+    for p, tp in zip(params, tparams):
+        assert sorted(opt.state[p]) == sorted(topt.state[tp])
+        for key, value in opt.state[p].items():
+            assert value.device.type == ("cpu" if key == "step" else device), key
+            np.testing.assert_allclose(value.cpu().numpy(), topt.state[tp][key].numpy(),
+                                       **tol, err_msg=key)
+
+
+def test_a_non_contiguous_parameter_on_the_device_is_updated_through_its_view(device):
+    base = nbgrad.tensor(np.arange(12.0).reshape(3, 4), device=device)
+    p = base.t().detach().requires_grad_()  # a transposed (non-contiguous) leaf
+    p.grad = nbgrad.ones(4, 3, dtype=nbgrad.float64, device=device)
+    optim.SGD([p], lr=0.5).step()
+    np.testing.assert_array_equal(p.detach().cpu().numpy(), np.arange(12.0).reshape(3, 4).T - 0.5)
+    np.testing.assert_array_equal(base.cpu().numpy(), np.arange(12.0).reshape(3, 4) - 0.5)
+
+
+def test_zero_grad_and_state_dict_on_the_device(device):
+    model = nn.Linear(3, 2).to(device)
+    opt = optim.Adam(model.parameters(), lr=0.1)
+    model(nbgrad.ones(4, 3, device=device)).sum().backward()
+    opt.step()
+    saved = opt.state_dict()
+    opt.zero_grad(set_to_none=False)
+    assert all(p.grad.device.type == device and not p.grad.cpu().numpy().any()
+               for p in model.parameters())
+    opt.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+    # a CPU copy of the model loads the state: each buffer moves to its parameter's device
+    cpu_model = nn.Linear(3, 2)
+    cpu_opt = optim.Adam(cpu_model.parameters(), lr=0.1)
+    cpu_opt.load_state_dict(saved)
+    state = cpu_opt.state[cpu_model.weight]
+    assert state["exp_avg"].device.type == "cpu" and state["step"].item() == 1.0
+    np.testing.assert_array_equal(state["exp_avg"].numpy(),
+                                  saved["state"][0]["exp_avg"].cpu().numpy())

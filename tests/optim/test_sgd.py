@@ -6,7 +6,8 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.optim as optim
-from nbgrad.optim import _kernels
+from nbgrad.backends import cpu
+from nbgrad.backends.cpu.updates import PARALLEL_THRESHOLD
 
 from ._util import DTYPE_IDS, DTYPES, LARGE, TOL, compare_with_torch
 
@@ -132,16 +133,16 @@ def test_sgd_updates_small_cpu_parameters_together_in_order(kwargs, monkeypatch)
     momentum step and a dtype change each break the run. Values, versions and
     state stay torch's either way."""
     launches = []
-    real = _kernels._run
-
-    def run(kind, arrays, scalars):
-        launches.append(len(arrays[0]) if type(arrays[0]) is tuple else 1)
-        real(kind, arrays, scalars)
-    monkeypatch.setattr(_kernels, "_run", run)
+    one, several = cpu.optimizer_update, cpu.optimizer_update_foreach
+    monkeypatch.setattr(cpu, "optimizer_update",
+                        lambda *args: launches.append(1) or one(*args))
+    monkeypatch.setattr(cpu, "optimizer_update_foreach",
+                        lambda update, arrays, scalars: launches.append(len(arrays[0]))
+                        or several(update, arrays, scalars))
     rng = np.random.default_rng(7)
     values = [rng.standard_normal((3, 4)).astype(np.float32),
               rng.standard_normal(5).astype(np.float32),
-              rng.standard_normal(_kernels.PARALLEL_THRESHOLD + 3).astype(np.float32),
+              rng.standard_normal(PARALLEL_THRESHOLD + 3).astype(np.float32),
               rng.standard_normal((2, 2)).astype(np.float32),
               rng.standard_normal((4, 3)).astype(np.float32).T,  # non-contiguous
               rng.standard_normal(6).astype(np.float64),

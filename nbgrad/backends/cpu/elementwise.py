@@ -12,6 +12,7 @@ import os
 import numba
 import numpy as np
 
+from ..contract import SmallKernels
 from ..kernel_source import backward_reads, load_module
 from .allocator import _SMALL_COUNT, POOL_MIN_BYTES, pool
 
@@ -254,7 +255,7 @@ def small_forward(row, kinds, out_dtype):
 
     def kernel_for(ndim):
         return _forward_plan(row, types, ndim)[0].serial
-    return kernel_for, _small_count(out_dtype), np.empty
+    return SmallKernels(kernel_for, _small_count(out_dtype), np.empty)
 
 
 def forward(row, out, args):
@@ -353,7 +354,8 @@ def small_backward(row, wanted, dtype):
         if module is None:
             module = _backward_kernels[key] = _backward_module(row, wanted, kinds, ndim)
         return module.serial
-    return kernel_for, _small_count(dtype), np.empty, _backward_plan(row, wanted, kinds)[2]
+    return SmallKernels(kernel_for, _small_count(dtype), np.empty,
+                        _backward_plan(row, wanted, kinds)[2])
 
 
 def backward_for(row, wanted, kinds):

@@ -10,6 +10,7 @@ allocation first checks ``require()``, which says why CUDA is unusable
 ``NUMBA_ENABLE_CUDASIM=1`` (set before Numba is imported) runs everything in
 Numba's CUDA simulator on the CPU.
 """
+from .. import contract
 from . import _runtime
 
 name = "cuda"
@@ -36,7 +37,8 @@ def simulator():
     return _runtime.simulator()
 
 
-_LAZY = _runtime.API_NAMES
+# Everything else the contract declares is loaded from api.py on first use.
+_LAZY = frozenset(contract.names(contract.CudaBackend)) - set(globals())
 
 
 def __getattr__(attr):

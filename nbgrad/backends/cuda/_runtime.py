@@ -152,20 +152,3 @@ def device_name():
 def synchronize():
     require()
     cuda().synchronize()
-
-
-# What the backend exports (nbgrad.backends.cuda loads these lazily from api.py).
-API_NAMES = (
-    "DeviceArray", "empty", "zeros", "full", "asarray", "cast", "copy", "add", "add_into",
-    "sum_to_shape", "scatter_into_view", "may_share_memory", "matmul", "swap_last",
-    "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "broadcast_to",
-    "elementwise_forward", "elementwise_forward_for", "elementwise_backward",
-    "elementwise_backward_for", "elementwise_small_forward", "elementwise_small_backward",
-    "memory_stats", "empty_cache", "set_num_threads",
-    "get_num_threads", "to_device", "to_numpy", "from_cuda_array",
-    "as_strided", "expand_dims", "squeeze", "concatenate", "stack", "split", "take_along_axis",
-    "put_along_axis", "add_at", "max_with_indices", "min_with_indices", "softmax",
-    "log_softmax", "softmax_backward", "log_softmax_backward", "device_name", "where",
-    "data_pointer", "ascontiguous", "device_count",
-    "max_pool_step",
-)

@@ -6,10 +6,10 @@ import numpy as np
 
 # Host threads (for the CPU-side work around kernels); the GPU grid is sized per launch.
 from ..cpu import get_num_threads, set_num_threads  # noqa: F401
-from . import _runtime, elementwise, memory, reductions
+from . import _LAZY, _runtime, elementwise, memory, reductions, updates
 from .allocator import pool
 from .array import DeviceArray, empty, from_cuda_array, to_device  # noqa: F401
-from .gemm import matmul  # noqa: F401  (exported through __all__)
+from .gemm import matmul  # noqa: F401  (the contract's)
 
 elementwise_forward = elementwise.forward
 elementwise_backward = elementwise.backward
@@ -58,8 +58,11 @@ split = memory.split
 take_along_axis = memory.take_along_axis
 put_along_axis = memory.put_along_axis
 add_at = memory.add_at
+optimizer_update = updates.optimizer_update
+optimizer_update_foreach = updates.optimizer_update_foreach
+update_foreach_below = 0  # a launch per parameter: nothing is batched
 
-__all__ = list(_runtime.API_NAMES)
+__all__ = sorted(_LAZY)
 
 
 def zeros(shape, dtype):
@@ -144,7 +147,7 @@ def data_pointer(a):
 def where(condition, a, b):
     """``np.where`` on the device: DeviceArrays or scalars, broadcast; the
     result dtype is NumPy's promotion of ``a`` and ``b``."""
-    from ...ops.table import BY_NAME
+    from ...declarations.op_table import BY_NAME
     values = [x for x in (condition, a, b) if isinstance(x, DeviceArray)]
     shape = np.broadcast_shapes(*[x.shape for x in values])
     dtype = np.result_type(*[x.dtype if isinstance(x, DeviceArray) else x for x in (a, b)])
@@ -210,3 +213,26 @@ def max_pool_step(best, argmax, value, k):
     """One kernel offset of max pooling (see the CPU backend's), one fused kernel."""
     from . import pooling
     pooling.max_pool_step(best, argmax, value, k)
+
+
+def pool_index_dtype(count):
+    return np.dtype(np.int64)
+
+
+def column_sums(a):
+    return reductions.reduce_sum(a, 0)
+
+
+def picked_sum(a, index, skip):
+    """None: no single pass here (the loss checks targets on the host and gathers)."""
+    return None
+
+
+def take_per_row(a, index):
+    return memory.take_along_axis(a, index, 1).reshape(-1)
+
+
+def put_per_row(out, index, values):
+    rows = index.shape[0]
+    memory.put_along_axis(out, index, values.reshape(rows, 1) if values.ndim else
+                          values.reshape(1, 1), 1)

@@ -115,7 +115,7 @@ def backward(row, wanted, grad, args, out):
 
 # --------------------------------------------------- NumPy-style operators
 def _row(name):
-    from ...ops.table import BY_NAME
+    from ...declarations.op_table import BY_NAME
     return BY_NAME[name]
 
 

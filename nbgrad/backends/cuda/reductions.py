@@ -312,7 +312,7 @@ def sum_to_shape(grad, shape):
 
 # ------------------------------------------------------------------ softmax
 def _row(name):
-    from ...ops.table import BY_NAME
+    from ...declarations.op_table import BY_NAME
     return BY_NAME[name]
 
 

@@ -1,18 +1,18 @@
-"""The CUDA backend's tests run on a GPU, or in Numba's CUDA simulator.
+"""The CUDA backend's raw-array tests carry the ``cuda`` mark: they run on a
+GPU, or in Numba's CUDA simulator in its own process (tests/conftest.py,
+"devices"):
 
-The simulator is chosen when Numba is first imported, so these tests need
-their own pytest process:
-
-    NUMBA_ENABLE_CUDASIM=1 pytest tests/backends/cuda
-
-Without the simulator and without a GPU every module here is skipped (see
-``cuda_support``); on a machine with a GPU they run on the hardware.
+    NUMBA_ENABLE_CUDASIM=1 pytest -m cuda tests/backends/cuda
 """
-import os
-import sys
+import pathlib
 
-if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-    # The simulator runs each CUDA thread as a Python thread and polls them at
-    # every syncthreads(); the default 5 ms GIL switch interval makes each
-    # barrier cost milliseconds. A short interval makes these tests ~4x faster.
-    sys.setswitchinterval(1e-4)
+import pytest
+
+HERE = pathlib.Path(__file__).parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before tests/conftest.py deselects the cuda tests
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.cuda)

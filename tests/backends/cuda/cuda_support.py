@@ -1,21 +1,8 @@
-"""Helpers shared by the CUDA backend tests (simulator or GPU).
-
-Importing this module skips the importing test module unless CUDA kernels
-can run: in the simulator (``NUMBA_ENABLE_CUDASIM=1``, its own pytest
-process) or on a real GPU.
-"""
-import os
-
+"""Helpers shared by the CUDA backend tests (simulator or GPU)."""
 import numpy as np
-import pytest
 
 from nbgrad.backends import cpu
 from nbgrad.backends import cuda as B
-
-SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
-if not (SIMULATOR or B.is_available()):
-    pytest.skip("CUDA tests need a GPU or the simulator: run them in their own process with "
-                "NUMBA_ENABLE_CUDASIM=1 pytest tests/backends/cuda", allow_module_level=True)
 
 FLOATS = (np.float32, np.float64)
 # float32: the simulator evaluates math.* in double precision then rounds, the

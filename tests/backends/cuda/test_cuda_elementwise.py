@@ -11,7 +11,7 @@ against NumPy's own broadcasting and slicing.
 import numpy as np
 import pytest
 
-from nbgrad.ops.table import BY_NAME, ROWS
+from nbgrad.declarations.op_table import BY_NAME, ROWS
 from cuda_support import FLOATS, B, assert_close, cpu, dev
 
 LAYOUTS = ("contiguous", "broadcast", "strided", "scalars", "zero-d")

@@ -1,0 +1,275 @@
+"""The backend contract: every function a backend module provides, declared once.
+
+A backend is a module (``nbgrad.backends.cpu``, ``nbgrad.backends.cuda``) that
+works on its own raw arrays (NumPy arrays; numba-cuda device arrays) and knows
+nothing of Tensor or autograd. The op declarations above call these functions
+and nothing else of a backend, so a backend that provides all of them runs
+every op. ``tests/backends/test_contract.py`` checks both backends against
+:class:`Backend` (and the CUDA backend against :class:`CudaBackend`): every
+name present, with these parameters.
+
+Arrays are the backend's own; ``dtype`` is a NumPy dtype; ``shape`` a tuple;
+``axis`` an int, a tuple of ints or None (all axes), already normalised.
+"""
+from typing import Any, Callable, NamedTuple, Protocol
+
+
+class SmallKernels(NamedTuple):
+    """A backend's kernels for small elementwise calls, which the op layer's
+    straight-line code calls without dispatch."""
+    kernel_for: Callable  # ndim -> the serial kernel for arrays of that many dimensions
+    below: int  # calls of fewer elements take them
+    new: Callable  # new(shape, dtype): the output's allocator
+    sources: Any = None  # backward: what the kernel reads after ``g``, in order (-2: out)
+
+
+class Backend(Protocol):
+    """What every backend module defines (its functions take no ``self``)."""
+
+    name: str
+    """The device type: ``"cpu"`` or ``"cuda"``."""
+
+    # -- memory ---------------------------------------------------------------
+    def empty(self, shape, dtype):
+        """An uninitialised C-contiguous array, from the backend's caching allocator."""
+
+    def zeros(self, shape, dtype):
+        """A C-contiguous array of zeros."""
+
+    def full(self, shape, value, dtype):
+        """A C-contiguous array with every element ``value``."""
+
+    def asarray(self, data, dtype=None):
+        """An array of this backend holding ``data`` (nested lists, NumPy or the
+        other backend's arrays), copied only where needed."""
+
+    def to_numpy(self, a):
+        """``a`` as a NumPy array: itself on the CPU, a host copy from the GPU."""
+
+    def cast(self, a, dtype):
+        """A new array: ``a`` converted to ``dtype`` (NumPy's casting rules)."""
+
+    def copy(self, a):
+        """A C-contiguous copy of ``a``."""
+
+    def ascontiguous(self, a):
+        """``a`` itself when C-contiguous, else a C-contiguous copy."""
+
+    def data_pointer(self, a):
+        """The address of ``a``'s first element (for aliasing checks)."""
+
+    def may_share_memory(self, a, b):
+        """Whether ``a`` and ``b`` may overlap in memory (False only when they surely do not)."""
+
+    def memory_stats(self):
+        """The caching allocator's counters, as a dict."""
+
+    def empty_cache(self):
+        """Return the allocator's cached free blocks to the system."""
+
+    def set_num_threads(self, n):
+        """The number of CPU threads parallel kernels use."""
+
+    def get_num_threads(self):
+        """The number of CPU threads parallel kernels use."""
+
+    # -- elementwise kernels, generated from rows ------------------------------
+    def elementwise_forward(self, row, out, args):
+        """Write ``row(*args)`` into ``out`` (any layout; it may alias ``args[0]``
+        for an in-place op). ``args`` are arrays of ``out``'s shape or NumPy scalars."""
+
+    def elementwise_forward_for(self, row, kinds):
+        """A forward ``f(out, args)`` specialised to argument kinds (``kinds``: one
+        letter per input, ``"a"`` an array, ``"s"`` a scalar). It may carry
+        ``f.new(shape, dtype, args) -> out``, which also allocates the result."""
+
+    def elementwise_small_forward(self, row, kinds, out_dtype):
+        """For the straight-line path: the ``SmallKernels`` that run small calls
+        without dispatch, or None where the backend has none."""
+
+    def elementwise_backward(self, row, wanted, grad, args, out):
+        """The gradients of the inputs ``wanted`` (indices, in order) in one fused
+        pass: a list of new arrays of ``grad``'s shape. ``args`` are the saved
+        inputs (None where not saved), ``out`` the saved result or None."""
+
+    def elementwise_backward_for(self, row, wanted, kinds):
+        """A backward ``run(grad, args, out)`` specialised to the saved values'
+        kinds (as ``elementwise_forward_for``'s)."""
+
+    def elementwise_small_backward(self, row, wanted, dtype):
+        """As ``elementwise_small_forward``, for the fused backward; or None."""
+
+    # -- arithmetic and reductions -----------------------------------------------
+    def add(self, a, b):
+        """A new array ``a + b`` (same shape; gradient accumulation)."""
+
+    def add_into(self, dst, src):
+        """``dst += src`` in place (``src`` broadcasts to ``dst``)."""
+
+    def sum_to_shape(self, grad, shape):
+        """``grad`` summed over the dimensions broadcasting added or stretched,
+        to ``shape``: how the engine undoes broadcasting."""
+
+    def matmul(self, a, b):
+        """``a @ b`` with NumPy's matmul rules (batched, 1-D operands)."""
+
+    def reduce_sum(self, a, axis=None, keepdims=False, dtype=None):
+        """The sum over ``axis``, accumulated in (and returned as) ``dtype`` if given."""
+
+    def reduce_max(self, a, axis=None, keepdims=False, zero_ties="last"):
+        """The maximum over ``axis``, NaN propagating. ``zero_ties``: which of
+        tied -0. and 0. is kept, ``"first"`` (PyTorch's amax) or ``"last"``."""
+
+    def reduce_min(self, a, axis=None, keepdims=False, zero_ties="last"):
+        """The minimum over ``axis``; as ``reduce_max``."""
+
+    def argmax(self, a, axis=None, keepdims=False):
+        """Index of the first maximum (NaN counts as the maximum) over ``axis``, int64."""
+
+    def argmin(self, a, axis=None, keepdims=False):
+        """Index of the first minimum over ``axis``, int64."""
+
+    def max_with_indices(self, a, axis, keepdims=False):
+        """``(values, indices)`` of the maximum over one axis (PyTorch's ``max(dim)``)."""
+
+    def min_with_indices(self, a, axis, keepdims=False):
+        """``(values, indices)`` of the minimum over one axis."""
+
+    def softmax(self, x, axis):
+        """Softmax over ``axis``, in a new C-contiguous array."""
+
+    def log_softmax(self, x, axis):
+        """Log-softmax over ``axis``, in a new C-contiguous array."""
+
+    def softmax_backward(self, grad, y, axis):
+        """Softmax's input gradient from its output ``y``: ``y * (grad - sum(grad * y))``."""
+
+    def log_softmax_backward(self, grad, y, axis):
+        """Log-softmax's input gradient from its output: ``grad - exp(y) * sum(grad)``."""
+
+    def where(self, condition, a, b):
+        """A new array: ``a`` where ``condition``, else ``b`` (broadcast)."""
+
+    # -- views and layout --------------------------------------------------------
+    def broadcast_to(self, a, shape):
+        """A read-only broadcast view of ``a``."""
+
+    def as_strided(self, a, shape, strides):
+        """A view of ``a``'s memory with ``shape`` and byte ``strides``."""
+
+    def expand_dims(self, a, axis):
+        """A view with a new axis of size one at ``axis``."""
+
+    def squeeze(self, a, axis=None):
+        """A view without the size-one ``axis`` (all of them when None)."""
+
+    def swap_last(self, a):
+        """A view with the last two axes swapped."""
+
+    def scatter_into_view(self, base_shape, dtype, view_fn, grad):
+        """A zero array of ``base_shape`` with ``grad`` written into the view
+        that ``view_fn`` takes of it: a view's gradient for its base."""
+
+    # -- joining and indexing ------------------------------------------------------
+    def concatenate(self, arrays, axis=0, dtype=None):
+        """The arrays joined along an existing axis, in a new array of ``dtype``."""
+
+    def stack(self, arrays, axis=0, dtype=None):
+        """The arrays joined along a new axis."""
+
+    def split(self, a, bounds, axis):
+        """Views of ``a`` between consecutive ``bounds`` along ``axis``."""
+
+    def take_along_axis(self, a, indices, axis):
+        """NumPy's ``take_along_axis``: a new array."""
+
+    def put_along_axis(self, a, indices, values, axis):
+        """NumPy's ``put_along_axis``: writes into ``a``."""
+
+    def add_at(self, a, key, values):
+        """``a[key] += values``, accumulating repeated indices (NumPy's ``add.at``)."""
+
+    def max_pool_step(self, best, argmax, value, k):
+        """One window offset of max pooling: where ``value`` beats ``best`` (or is
+        NaN), write it there and record offset ``k`` in ``argmax``."""
+
+    def pool_index_dtype(self, count):
+        """The integer dtype ``max_pool_step`` records the offsets of windows
+        of ``count`` offsets in (the smallest that serves, or int64)."""
+
+    # -- layers and losses -------------------------------------------------------
+    def column_sums(self, a):
+        """The sums over axis 0 of a 2-D array (a layer's bias gradient), the
+        same to the bit as ``np.add.reduce(a, axis=0)`` on the CPU."""
+
+    def picked_sum(self, a, index, skip):
+        """One pass over a 2-D array and a 1-D int64 host array ``index``: ``(the
+        sum of a[i, index[i]] over the rows whose index is not skip, as a Python
+        float; how many rows those are; the first row whose index is outside
+        [0, columns) and not skipped, or -1)``. None where the backend has no such
+        pass (the caller then checks and gathers with ``take_per_row``)."""
+
+    def take_per_row(self, a, index):
+        """A new 1-D array: ``a[i, index[i, 0]]`` for every row of a 2-D ``a``
+        (``index``: (rows, 1) int64 of this backend, in range)."""
+
+    def put_per_row(self, out, index, values):
+        """``out[i, index[i, 0]] = values[i]`` for every row of a 2-D ``out``, or
+        ``values`` itself in every row where it is one NumPy scalar."""
+
+    # -- optimizers ----------------------------------------------------------------
+    update_foreach_below: int
+    """Parameters of fewer elements may be updated together, in one
+    ``optimizer_update_foreach`` call (0: none)."""
+
+    def optimizer_update(self, update, arrays, scalars):
+        """Run the fused ``update`` (a ``declarations.optimizer_updates.Update``)
+        in place, in one pass: ``arrays`` are its array parameters (flat,
+        C-contiguous, one dtype), ``scalars`` its scalars (of that dtype) and
+        flags (bools), in the update's order."""
+
+    def optimizer_update_foreach(self, update, arrays, scalars):
+        """``optimizer_update`` of several parameters, in order: each of ``arrays``
+        is a tuple (one array per parameter) of writeable arrays of one type."""
+
+
+class CudaBackend(Backend, Protocol):
+    """The CUDA backend's further functions (availability, devices, transfers)."""
+
+    def is_available(self):
+        """True when CUDA kernels can run here (a GPU and driver, or the simulator); never raises."""
+
+    def require(self):
+        """Raise RuntimeError saying why CUDA is unusable and what to install."""
+
+    def simulator(self):
+        """True when kernels run in Numba's CUDA simulator."""
+
+    def synchronize(self):
+        """Wait for every kernel launched so far to finish."""
+
+    DeviceArray: type
+    """nbgrad's strided device-array type."""
+
+    def to_device(self, array, dtype=None):
+        """A device copy of a host array."""
+
+    def from_cuda_array(self, obj):
+        """A device array sharing memory with an object that has ``__cuda_array_interface__``."""
+
+    def device_name(self):
+        """The GPU's name (the simulator's, under ``NUMBA_ENABLE_CUDASIM``)."""
+
+    def device_count(self):
+        """How many GPUs the driver sees."""
+
+
+def names(protocol):
+    """The members ``protocol`` declares, in declaration order (its bases' first)."""
+    found = []
+    for cls in reversed(protocol.__mro__):
+        if cls in (Backend, CudaBackend):
+            for name in [*cls.__dict__.get("__annotations__", ()), *vars(cls)]:
+                if not name.startswith("_") and name not in found:
+                    found.append(name)
+    return found

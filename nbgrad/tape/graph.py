@@ -1,0 +1,378 @@
+"""The tape: graph nodes, saved tensors and gradient accumulators.
+
+Gradients flowing through the graph are raw backend arrays, not Tensors, so a
+backward step costs no Tensor bookkeeping. Each node has one output and, per
+input, an edge (the input's node, or None when it needs no gradient) and the
+input's metadata, which the engine uses to undo broadcasting and casting.
+"""
+import itertools
+import math
+import threading
+import weakref
+
+from .version_counter import VersionCounter
+
+_SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+def describe(shape, dtype):
+    """PyTorch's way of naming a tensor in errors: ``[nbgrad.FloatTensor [2, 3]]``."""
+    return f"[nbgrad.{dtype.tensor_type} [{', '.join(map(str, shape))}]]"
+
+
+_SEQUENCE = itertools.count()
+
+
+# The tape's invariants (where an input's gradient goes; what a SavedTensor
+# and a Node hold) are each written once, as lines of Python over the names
+# given: the classes below compile their own constructors from them, and the
+# op layer's generated fast paths (nbgrad/ops/straight_line.py) paste them in,
+# so a slot changes in one place. Generated code runs in TEMPLATE_NAMES.
+TEMPLATE_NAMES = {"VersionCounter": VersionCounter, "weak_ref": weakref.ref,
+                  "next_sequence": _SEQUENCE.__next__, "new": object.__new__}
+
+
+def compile_function(source, namespace=None):
+    """The function that ``source`` (one ``def``) defines, run in the
+    template names plus ``namespace``."""
+    names = dict(TEMPLATE_NAMES, **(namespace or {}))
+    exec(source, names)
+    return names[source[4:source.index("(")]]
+
+
+def indent(lines, depth=1):
+    return ["    " * depth + line for line in lines]
+
+
+def edge_lines(edge, t):
+    """Where the gradient of tensor ``t`` (not a view) goes, as lines that set
+    ``edge``: its history, else, for a leaf that requires grad, its
+    accumulator (made on first need by ``t._gradient_edge()``), else None.
+    A view's edge is ``t._gradient_edge()`` when it requires grad."""
+    return [f"{edge} = {t}._grad_fn",
+            f"if {edge} is None and {t}._requires_grad:",
+            f"    ref = {t}._grad_accumulator",
+            f"    {edge} = (ref() if ref is not None else None) or {t}._gradient_edge()"]
+
+
+edge_of = compile_function("\n".join([
+    "def edge_of(t):",
+    '    """Where the gradient of ``t`` goes (None: nowhere, or not a tensor)."""',
+    "    base = getattr(t, '_base', False)  # False: not a tensor",
+    "    if base is None:",
+    *indent(edge_lines("edge", "t"), 2),
+    "        return edge",
+    "    if base is not False and t.requires_grad:",
+    "        return t._gradient_edge()",
+    "    return None"]))
+
+
+# Accumulation into a tensor's .grad is atomic with respect to other backward
+# passes (PyTorch holds the AccumulateGrad node's mutex): kernels release the
+# GIL, so two threads' read-add-write into one buffer would lose updates.
+# Striped by tensor: no lock to make per leaf, and every accumulator of a leaf
+# (two threads may each make one) takes the same lock.
+_GRAD_LOCKS = tuple(threading.Lock() for _ in range(64))
+
+
+def grad_lock(tensor):
+    """The lock to hold while adding into ``tensor.grad``."""
+    return _GRAD_LOCKS[id(tensor) >> 4 & 63]
+
+
+class InputMeta:
+    """What the engine needs to know about an input to shape its gradient."""
+
+    __slots__ = ("shape", "dtype", "backend", "np_dtype", "alone", "pairs")
+
+    def __init__(self, tensor):
+        self.shape = tensor._data.shape
+        self.dtype = dtype = tensor.dtype
+        self.np_dtype = dtype.numpy
+        self.backend = tensor._backend
+        # A node's input_meta when its one or two inputs are alike (``pairs``
+        # by gradient mask): shared, as nothing writes to them.
+        self.alone = (self,)
+        self.pairs = (None, (self, None), (None, self), (self, self))
+
+
+# Interned InputMeta records, one table of shapes per (dtype, backend): nodes
+# share one per (shape, dtype, backend), as nothing writes to them, and a
+# caller that knows the dtype and backend finds one by shape alone. Bounded:
+# a table is cleared when it grows past _METAS_MAX.
+_metas = {}
+_METAS_MAX = 4096
+
+
+def metas_for(dtype, backend):
+    """The shape -> InputMeta table of one dtype and backend (filled by ``input_meta``)."""
+    table = _metas.get((dtype, backend))
+    if table is None:
+        table = _metas[(dtype, backend)] = {}
+    return table
+
+
+def input_meta(tensor):
+    """``InputMeta(tensor)``, shared with every input of the same shape, dtype and backend."""
+    table = metas_for(tensor.dtype, tensor._backend)
+    shape = tensor._data.shape
+    meta = table.get(shape)
+    if meta is None:
+        if len(table) >= _METAS_MAX:
+            table.clear()
+        meta = table[shape] = InputMeta(tensor)
+    return meta
+
+
+class SavedTensor:
+    """A tensor value saved for backward, checked against its version counter."""
+
+    __slots__ = ("data", "counter", "version", "tensor_ref", "producer")
+
+    # A saved output must not hold its own node (a cycle): errors name the
+    # node that saved it, as PyTorch does. A saved input is named by its
+    # current history, read through a weak reference while it lives, else by
+    # the node that made it (``producer``: that node, or a name).
+    @staticmethod
+    def input_lines(s, t):
+        """Lines that fill SavedTensor ``s`` from tensor ``t``, an op's input
+        (not a view); its version counter is made on first need."""
+        return [f"{s}.data = {t}._data",
+                f"c = {t}._vc",
+                "if c is None:",
+                f"    c = {t}._vc = VersionCounter()",
+                f"{s}.counter = c",
+                f"{s}.version = c.value",
+                f"{s}.tensor_ref = weak_ref({t})",
+                f"{s}.producer = {t}._grad_fn"]
+
+    @staticmethod
+    def output_lines(s, data, counter, version, producer):
+        """Lines that fill SavedTensor ``s`` with an op's output: array
+        ``data`` at ``version`` of ``counter``, named by ``producer``."""
+        return [f"{s}.data = {data}",
+                f"{s}.counter = {counter}",
+                f"{s}.version = {version}",
+                f"{s}.tensor_ref = None",
+                f"{s}.producer = {producer}"]
+
+    @property
+    def op_name(self):
+        producer = self.producer
+        return producer if producer is None or isinstance(producer, str) else producer.op_name
+
+    @property
+    def had_history(self):
+        return self.tensor_ref is not None and self.producer is not None
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        from ..dtypes import from_numpy_dtype
+        return from_numpy_dtype(self.data.dtype)
+
+    def unpack(self):
+        data = self.data
+        if data is None:
+            raise RuntimeError(_SECOND_BACKWARD)
+        tensor_ref = self.tensor_ref
+        if tensor_ref is None:  # a saved output: named by the node that saved it
+            if self.counter.value != self.version:
+                raise RuntimeError(self._stale_message(self.producer))
+            return data
+        tensor = tensor_ref()
+        if tensor is None:
+            if self.counter.value != self.version:
+                raise RuntimeError(self._stale_message(self.op_name))
+            return data
+        # As PyTorch's unpack, read the saved input's current history first (a stale
+        # view is re-derived here, and one made in no_grad mode raises).
+        fn = tensor._grad_fn if tensor._base is None else tensor.grad_fn
+        if fn is None and self.producer is not None:
+            raise RuntimeError(
+                "Trying to use a saved tensor that has been detached in-place, i.e. with "
+                ".detach_().This is not supported, please use out-of-place `.detach()` "
+                "instead")
+        if self.counter.value != self.version:
+            raise RuntimeError(self._stale_message(fn.op_name if fn is not None else None))
+        return data
+
+    def _stale_message(self, producer):
+        which = f", which is output 0 of {producer}," if producer else ""
+        message = (
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: {describe(self.shape, self.dtype)}{which} is at version "
+            f"{self.counter.value}; expected version {self.version} instead.")
+        write = self.counter.write_that_made(self.version + 1)
+        if write is not None:
+            op_name, location = write
+            message += f" It was modified in place by {op_name}() at {location}."
+        return message
+
+    def release(self):
+        self.data = None
+
+
+class SavedValue:
+    """A number or index array saved for backward where PyTorch saves a tensor
+    (a wrapped Python scalar, max's indices, an index key). Kept in a node's
+    ``saved`` beside its SavedTensors, it is freed with them, so the node
+    refuses a second backward as PyTorch's does."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+    def unpack(self):
+        data = self.data
+        if data is None:
+            raise RuntimeError(_SECOND_BACKWARD)
+        return data
+
+    def release(self):
+        self.data = None
+
+
+class Node:
+    """A backward function. Subclasses set ``op_name`` and implement ``backward``."""
+
+    __slots__ = ("next_edges", "input_meta", "saved", "pre_hooks", "retained", "sequence_nr",
+                 "__weakref__")
+    op_name = "Node"
+    # True when every gradient ``backward`` returns is either the incoming
+    # ``grad`` object itself or a new buffer that nothing else references: the
+    # engine may then hand such a buffer to a leaf as its ``.grad`` without a
+    # copy. Nodes that return views or user-held arrays keep False.
+    returns_fresh = False
+
+    @staticmethod
+    def field_lines(node, edges, metas, sequence="next_sequence()"):
+        """Lines that fill Node ``node``'s tape fields (``saved`` is each
+        node's own); among nodes ready to run, the engine runs the latest
+        made (the highest ``sequence_nr``) first, as PyTorch's."""
+        return [f"{node}.next_edges = {edges}",
+                f"{node}.input_meta = {metas}",
+                f"{node}.pre_hooks = None",
+                f"{node}.retained = None",
+                f"{node}.sequence_nr = {sequence}"]
+
+    def save(self, *tensors, output_of=None):
+        """Save tensors (None allowed) for backward; returns nothing, read with ``saved_values``."""
+        self.saved = tuple(None if t is None else SavedTensor(t, output_of) for t in tensors)
+
+    def saved_values(self):
+        return [None if s is None else s.unpack() for s in self.saved]
+
+    def needs_grad(self, i):
+        return self.next_edges[i] is not None
+
+    def backward(self, grad):
+        """Return one gradient (raw array or None) per input."""
+        raise NotImplementedError
+
+    def backward_and_release(self, grad):
+        """``backward``, then the saved tensors freed, as the engine calls a
+        node when the graph is not retained (a subclass may do both in one step)."""
+        grads = self.backward(grad)
+        self.release_saved()
+        return grads
+
+    def after_write(self, output):
+        """Called once the output exists (after the write, for in-place ops)."""
+
+    def release_saved(self):
+        for s in self.saved:
+            if s is not None:
+                s.release()
+
+    def name(self):
+        return self.op_name + "Backward"
+
+    @property
+    def next_functions(self):
+        return tuple((edge, 0) for edge in self.next_edges)
+
+    def register_prehook(self, hook):
+        if self.pre_hooks is None:
+            self.pre_hooks = []
+        self.pre_hooks.append(hook)
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: accumulates into ``leaf.grad`` after the leaf's hooks."""
+
+    __slots__ = ("variable",)
+    op_name = "AccumulateGrad"
+
+
+    def name(self):
+        return "AccumulateGrad"
+
+    def backward(self, grad):
+        self.accumulate(grad)
+        return ()
+
+    def accumulate(self, grad, owned=False):
+        """``owned``: ``grad`` is a new buffer nothing else holds (the engine
+        knows), so the leaf may keep it as its ``.grad`` instead of a copy."""
+        variable = self.variable
+        if variable._grad_fn is not None:  # it was a leaf when the graph was built
+            raise RuntimeError("leaf variable has been moved into the graph interior")
+        # Not after requires_grad_(False) or detach_(), as PyTorch.
+        if variable._requires_grad or variable.requires_grad:
+            with _GRAD_LOCKS[id(variable) >> 4 & 63]:  # grad_lock(variable), inlined
+                variable._accumulate_grad(grad, owned)
+
+
+# The constructors, compiled from the lines above.
+SavedTensor.__init__ = compile_function("\n".join([
+    "def __init__(self, tensor, output_of=None):",
+    "    if output_of is not None:",
+    *indent(SavedTensor.output_lines("self", "tensor._data", "tensor._version_counter",
+                                     "self.counter.value", "output_of"), 2),
+    "        return",
+    *indent(SavedTensor.input_lines("self", "tensor")),
+    "    if tensor._base is not None and self.producer is not None:",
+    "        self.producer = 'AsStrided'  # should it die first: a stale view is re-derived"]),
+    {"SavedTensor": SavedTensor})
+
+Node.__init__ = compile_function("\n".join([
+    "def __init__(self, inputs):",
+    "    edges = []",
+    "    metas = []",
+    "    for t in inputs:",  # edge_of(t), written out: this runs for every node
+    "        base = getattr(t, '_base', False)  # False: not a tensor",
+    "        if base is None:",
+    *indent(edge_lines("edge", "t"), 3),
+    "        elif base is not False and t.requires_grad:",
+    "            edge = t._gradient_edge()",
+    "        else:",
+    "            edge = None",
+    "        edges.append(edge)",
+    "        metas.append(None if edge is None else input_meta(t))",
+    *indent(Node.field_lines("self", "edges", "metas")),
+    "    self.saved = ()"]), {"input_meta": input_meta})
+
+fill_node = compile_function("\n".join([
+    "def fill_node(node, edges, metas):",
+    '    """A new node\'s tape fields (for nodes made without ``__init__``)."""',
+    *indent(Node.field_lines("node", "edges", "metas"))]))
+
+AccumulateGrad.__init__ = compile_function("\n".join([
+    "def __init__(self, variable):",
+    # accumulated as soon as ready, as PyTorch does
+    *indent(Node.field_lines("self", "()", "()", sequence="inf")),
+    "    self.saved = ()",
+    "    self.variable = variable"]), {"inf": math.inf})
