@@ -46,26 +46,6 @@ class _RemovableHandle:
             self._hooks.remove(self._hook)
 
 
-class ViewOfBaseBackward(Node):
-    """A view's history after its base was modified in place: the view is
-    re-derived from the base's new history (PyTorch's AsStridedBackward)."""
-
-    __slots__ = ("view_fn", "base_shape", "dtype")
-    op_name = "AsStrided"
-
-    def __init__(self, base, view_fn):
-        super().__init__([base])
-        self.view_fn = view_fn
-        self.base_shape = base._data.shape
-        self.dtype = base._data.dtype
-
-    def backward(self, grad):
-        meta = self.input_meta[0]
-        if meta is None:  # the base needs no gradient (a leaf view of a plain tensor), as in PyTorch
-            return [None]
-        return [meta.backend.scatter_into_view(self.base_shape, grad.dtype, self.view_fn, grad)]
-
-
 class Tensor:
     # Hot state lives in slots. State that only views, leaves with hooks or
     # retain_grad() set is a class-level default, shadowed per tensor through
@@ -75,6 +55,7 @@ class Tensor:
                  "_grad", "__dict__", "__weakref__")
     __array_ufunc__ = None  # NumPy defers to our reflected operators
     _view_fn = None
+    _view_replay = None  # (base, view_fn) -> the node that re-derives a view (ops.views binds it)
     _view_version = 0
     _view_no_grad = False
     _hooks = None
@@ -293,7 +274,7 @@ class Tensor:
         if self._view_no_grad:  # raised on every access, as in PyTorch
             raise no_grad_view_error(self, "its base or another view of its base has been")
         self._view_version = self._version_counter.value
-        self._grad_fn = ViewOfBaseBackward(base, self._view_fn)
+        self._grad_fn = self._view_replay(base, self._view_fn)
 
     @property
     def requires_grad(self):

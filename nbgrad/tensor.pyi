@@ -17,22 +17,6 @@ class Size(tuple[int, ...]):
         """The number of elements of a tensor of this shape."""
 
 
-class ViewOfBaseBackward(Node):
-    """A view's history after its base was modified in place: the view is re-derived from the base's new history (PyTorch's AsStridedBackward)."""
-    op_name: str
-    """The node's name in error messages."""
-    def __init__(self, base, view_fn) -> None:
-        """The node for ``view_fn`` applied to ``base``."""
-    def backward(self, grad):
-        """The base's gradient: ``grad`` scattered into a zero tensor of the base's shape."""
-    base_shape: tuple[int, ...]
-    """The base's shape."""
-    dtype: Any
-    """The base's NumPy dtype."""
-    view_fn: Any
-    """Makes the view from its base's data."""
-
-
 class Tensor:
     """A multi-dimensional array with autograd, as ``torch.Tensor``."""
 

@@ -144,6 +144,12 @@ def lib_of(t):
     return torch if isinstance(t, torch.Tensor) else nbgrad
 
 
+def on_device(lib, device):
+    """Keyword arguments that put a new tensor on ``device`` in nbgrad; torch's
+    (the reference) stay on the CPU."""
+    return {"device": device} if lib is nbgrad else {}
+
+
 def values(shape, seed=0, low=-2.0, high=2.0):
     """Fixed (derandomized) float64 values in ``[low, high)``."""
     return np.random.default_rng(seed).uniform(low, high, size=shape)

@@ -157,13 +157,6 @@ _OTHERS = {
     "Size.__repr__": ("str", "The shape as PyTorch prints it."),
     "Size.numel": ("int", "The number of elements of a tensor of this shape."),
     "Tensor": ("", "A multi-dimensional array with autograd, as ``torch.Tensor``."),
-    "ViewOfBaseBackward.__init__": ("None", "The node for ``view_fn`` applied to ``base``."),
-    "ViewOfBaseBackward.backward": ("", "The base's gradient: ``grad`` scattered into a "
-                                        "zero tensor of the base's shape."),
-    "ViewOfBaseBackward.base_shape": ("tuple[int, ...]", "The base's shape."),
-    "ViewOfBaseBackward.dtype": ("Any", "The base's NumPy dtype."),
-    "ViewOfBaseBackward.op_name": ("str", "The node's name in error messages."),
-    "ViewOfBaseBackward.view_fn": ("Any", "Makes the view from its base's data."),
     "no_grad_view_error": ("RuntimeError", None),
 }
 _BASES = {tuple: "tuple[int, ...]"}  # Size's

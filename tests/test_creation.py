@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import nbgrad
-from helpers import assert_same_error, cuda_only, dtype_name
+from helpers import assert_same_error, cuda_only, dtype_name, on_device
 
 
 def assert_same_tensor(ours, theirs, rtol=0.0, atol=0.0):
@@ -438,7 +438,7 @@ def test_leaves_that_require_grad_on_the_device(device):
     t = nbgrad.zeros(2, device=device, requires_grad=True)
     assert t.requires_grad and t.is_leaf and t.grad is None
     assert_same_error(lambda lib: lib.zeros(2, dtype=lib.int64, requires_grad=True,
-                                            **({"device": device} if lib is nbgrad else {})))
+                                            **on_device(lib, device)))
 
 
 # ------------------------------------------------------------------ on CUDA

@@ -135,17 +135,20 @@ class Backend(Protocol):
     def min_with_indices(self, a, axis, keepdims=False):
         """``(values, indices)`` of the minimum over one axis."""
 
-    def softmax(self, x, axis):
-        """Softmax over ``axis``, in a new C-contiguous array."""
+    # Fused kernels the op declarations use where a backend has them; each
+    # returns None where it has none (for this backend or this layout), and
+    # the op computes its formula from rows and reductions instead.
+    def fused_softmax(self, x, axis):
+        """Softmax over ``axis`` in one pass per row, a new C-contiguous array; or None."""
 
-    def log_softmax(self, x, axis):
-        """Log-softmax over ``axis``, in a new C-contiguous array."""
+    def fused_log_softmax(self, x, axis):
+        """Log-softmax over ``axis`` in one pass per row; or None."""
 
-    def softmax_backward(self, grad, y, axis):
-        """Softmax's input gradient from its output ``y``: ``y * (grad - sum(grad * y))``."""
+    def fused_softmax_backward(self, grad, y, axis):
+        """Softmax's input gradient from its output ``y`` in one pass per row; or None."""
 
-    def log_softmax_backward(self, grad, y, axis):
-        """Log-softmax's input gradient from its output: ``grad - exp(y) * sum(grad)``."""
+    def fused_log_softmax_backward(self, grad, y, axis):
+        """Log-softmax's input gradient from its output in one pass per row; or None."""
 
     def where(self, condition, a, b):
         """A new array: ``a`` where ``condition``, else ``b`` (broadcast)."""
@@ -166,9 +169,10 @@ class Backend(Protocol):
     def swap_last(self, a):
         """A view with the last two axes swapped."""
 
-    def scatter_into_view(self, base_shape, dtype, view_fn, grad):
-        """A zero array of ``base_shape`` with ``grad`` written into the view
-        that ``view_fn`` takes of it: a view's gradient for its base."""
+    def write_into_view(self, base, view_fn, values):
+        """``base[view] = values`` in place, where ``view_fn(base)`` looks; where
+        the view maps several elements onto one memory location (an expand),
+        each of their values is added into that location instead."""
 
     # -- joining and indexing ------------------------------------------------------
     def concatenate(self, arrays, axis=0, dtype=None):

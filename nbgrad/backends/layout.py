@@ -11,6 +11,7 @@ The functions read ``shape``/``strides``/``flags`` of raw arrays of any
 backend (NumPy or CUDA ``DeviceArray``). Strides here are in elements, as
 ``Tensor.stride()`` gives them; None stands for C order, which callers
 allocate as they always did. Empty results are always C order."""
+from types import SimpleNamespace
 
 
 def _element_strides(a):
@@ -63,13 +64,26 @@ def _order(shape, operand_strides):
     return perm
 
 
-def elementwise_strides(shape, arrays, numbers=False):
+def _as_cast(a):
+    """What TensorIterator reads (shape, element strides) of its cast copy of
+    the raw array ``a`` (``to``: preserve_format)."""
+    c = _c_strides(a.shape)
+    strides = preserve_strides(a) or tuple(c)
+    contiguous = all(s == k for s, k, n in zip(strides, c, a.shape) if n != 1)  # as NumPy's flag
+    return SimpleNamespace(shape=a.shape, ndim=a.ndim, itemsize=1, strides=strides,
+                           flags=SimpleNamespace(c_contiguous=contiguous))
+
+
+def elementwise_strides(shape, arrays, numbers=False, casts=()):
     """Strides of the output of an elementwise op of broadcast ``shape`` over
     the raw arrays ``arrays`` (as given, not broadcast), or None for C order.
-    ``numbers``: Python numbers take part too (so the shapes differ)."""
+    ``numbers``: Python numbers take part too (so the shapes differ).
+    ``casts``: per array, whether its dtype is not the computation's: PyTorch's
+    CPU TensorIterator casts such an input first, and its copy's layout counts."""
     ndim = len(shape)
     if ndim < 2 or 0 in shape:
         return None
+    arrays = [_as_cast(a) if k < len(casts) and casts[k] else a for k, a in enumerate(arrays)]
     if not numbers and all(a.shape == shape for a in arrays):  # fast_set_up
         if all(a.flags.c_contiguous for a in arrays):
             return None

@@ -154,7 +154,7 @@ ROWS = [
         contiguous_with_number=("a",)),
     # pow(Tensor, Scalar) for floating results (ops.pow dispatches to it).
     Row("pow_number", _pow_number, {"a": _pow_number_grad}, result="float", domain=(0.5, 2.0),
-        check=_check_pow, method=False, title="Pow"),
+        check=_check_pow, method=False, title="Pow", wraps_numbers=False),
     # number / tensor is reciprocal(tensor) * number, as in PyTorch (ops' __rtruediv__).
     Row("reciprocal", lambda a: _ONE32 / a, {"a": lambda g, out: -g * (out * out)},
         result="float", domain=(0.5, 2.0)),
@@ -186,7 +186,7 @@ ROWS = [
         {"a": lambda g, a, lo, hi: g if lo <= a <= hi else sm.zero(g),
          "lo": lambda g, a, lo, hi: g if (a < lo and lo < hi) else sm.zero(g),
          "hi": lambda g, a, lo, hi: g if (a > hi or hi < lo) else sm.zero(g)},
-        scalars=("lo", "hi")),
+        scalars=("lo", "hi"), wraps_numbers=False),
     Row("where", lambda condition, a, b: a if condition else b,
         {"a": lambda g, condition: g if condition else sm.zero(g),
          "b": lambda g, condition: sm.zero(g) if condition else g},

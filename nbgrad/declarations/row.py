@@ -56,7 +56,7 @@ class Row:
 
     def __init__(self, name, forward, grads=None, *, result="promote", bool_inputs=(),
                  domain=(-2.0, 2.0), method=True, title=None, fast_path=None, check=None,
-                 tensors=None, scalars=(), contiguous_with_number=()):
+                 tensors=None, scalars=(), contiguous_with_number=(), wraps_numbers=True):
         """``result``: "promote" (PyTorch's promotion), "float" (integer
         results become float32, as for ``div`` and ``exp``), "bool"
         (comparisons) or "self" (the dtype of the first input, for ``copy_``).
@@ -74,7 +74,11 @@ class Row:
         2**64) must fit an int64 computation; elsewhere it wraps, as
         PyTorch's wrapped numbers do. ``contiguous_with_number``: inputs
         that, given as a number, make the result C-contiguous whatever the
-        tensors' layout (PyTorch's ``pow(Scalar, Tensor)``)."""
+        tensors' layout (PyTorch's ``pow(Scalar, Tensor)``). ``wraps_numbers``:
+        PyTorch makes a number argument a 0-d tensor operand (so its
+        TensorIterator has no C-order shortcut and size-1 strides count);
+        False where it passes numbers to the kernel as Scalars (clamp's
+        bounds, ``pow(Tensor, Scalar)``)."""
         self.name = name
         self.forward = forward
         self.inputs = tuple(inspect.signature(forward).parameters)
@@ -120,6 +124,7 @@ class Row:
         self.tensors = ("input",) if tensors is None and len(self.inputs) == 1 else tensors
         self.scalars = frozenset(self.inputs.index(n) for n in scalars)
         self.contiguous_with_number = tuple(self.inputs.index(n) for n in contiguous_with_number)
+        self.wraps_numbers = wraps_numbers
 
     def derivative(self, i):
         return self._derivatives[i]

@@ -1098,7 +1098,8 @@ def _pow_choose(x, y):
     if not (isinstance(x, types.Float) or isinstance(y, types.Float)):
         if all(isinstance(t, (types.Integer, types.Boolean)) for t in (x, y)):
             def integer(x, y):
-                return x ** y
+                # 0 to a negative power is 0 in PyTorch (** divides by zero)
+                return x ** y if (y >= 0 or x != 0) else x ^ x
             return integer
         return None
     if not all(isinstance(t, (types.Float, types.Integer, types.Boolean)) for t in (x, y)):

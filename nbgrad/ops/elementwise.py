@@ -348,13 +348,14 @@ class _Plan:
     it) or a callable (a number, typed as the kernel will see it)."""
 
     __slots__ = ("backend", "dtype", "out_dtype", "out_np", "convert", "plain", "grad_args",
-                 "run", "forward", "recipes", "c_order")
+                 "run", "forward", "recipes", "c_order", "wrapped_numbers")
 
     def __init__(self, row, args):
         backend, dtype, out_dtype, _, _, convert = _prepare(row, args)  # raises what it raises
         self.backend, self.dtype, self.out_dtype = backend, dtype, out_dtype
         self.out_np = out_dtype.numpy
         self.c_order = any(not isinstance(args[k], Tensor) for k in row.contiguous_with_number)
+        self.wrapped_numbers = row.wraps_numbers and any(not isinstance(a, Tensor) for a in args)
         if row.check is not None:  # numbers whose value the check reads: checked on every call
             kinds = _kinds(args)
             for k in row.check(kinds) or ():
@@ -479,7 +480,11 @@ def apply(row, args):
     out = None
     if len(shape) > 1 and not plan.c_order:  # (a loop, not a generator: this runs on every call)
         for a in args:
-            if isinstance(a, Tensor) and not a._data.flags.c_contiguous:
+            # NumPy's c_contiguous ignores size-1 strides, which PyTorch
+            # follows where its fast_set_up does not apply (the cheap tests first).
+            if isinstance(a, Tensor) and not (a._data.flags.c_contiguous and (
+                    1 not in a._data.shape or layout.has_c_strides(a._data)
+                    or _fast_set_up(plan, shape, args))):
                 out = _strided_output(plan, shape, args, raw)
                 break
     if out is None:
@@ -503,11 +508,23 @@ def apply(row, args):
 _new = object.__new__
 
 
+def _fast_set_up(plan, shape, args):
+    """Does PyTorch's TensorIterator take its fast_set_up (C order for
+    C-contiguous inputs)? Not with a wrapped number nor with broadcasting."""
+    return not plan.wrapped_numbers and all(
+        a._data.shape == shape for a in args if isinstance(a, Tensor))
+
+
 def _strided_output(plan, shape, args, raw):
     """The op's result in the layout PyTorch's TensorIterator gives it when
     an input is not C-contiguous: it follows the inputs' strides."""
-    arrays = [a._data for a in args if isinstance(a, Tensor)]
-    strides = layout.elementwise_strides(shape, arrays, numbers=len(arrays) < len(args))
+    tensors = [(k, a) for k, a in enumerate(args) if isinstance(a, Tensor)]
+    arrays = [a._data for _, a in tensors]
+    # PyTorch's CPU TensorIterator casts an input of another dtype first (masks
+    # stay bool); on the GPU it casts inside the kernel: the inputs' own layouts count.
+    casts = ([plan.convert[k] is not None for k, _ in tensors] if plan.backend.name == "cpu"
+             else ())
+    strides = layout.elementwise_strides(shape, arrays, numbers=plan.wrapped_numbers, casts=casts)
     if strides is None:
         return plan.run(shape, plan.out_np, raw)
     out = layout.empty(plan.backend, shape, strides, plan.out_np)

@@ -11,7 +11,7 @@ from ..tape import grad_mode
 from ..tape.graph import Node, SavedValue
 from ..backends import backend_of, layout
 from ..tensor import Tensor
-from . import copying, mutation, views
+from . import arrays, copying, mutation, views
 from .elementwise import _TYPE_NAMES
 from ..declarations.op_table import BY_NAME
 from .views import make_view
@@ -320,7 +320,7 @@ def _view(self, view_key, name):
         raise _index_error(error) from None
     shape, backend = self._data.shape, self._backend
     return make_view(self, name, lambda a: _basic_view(a, key),
-                     lambda g: backend.scatter_into_view(shape, g.dtype, lambda z: z[key], g))
+                     lambda g: arrays.scatter_into_view(backend, shape, lambda z: z[key], g))
 
 
 def _zero_dim_check(self, key):
@@ -428,13 +428,18 @@ def setitem(self, key, value):
         warnings.warn(_EXPANDED.format("index_put_", "tensor[indices] = tensor"), stacklevel=2)
     _check_indices(self, np_key)
     arrays = [k for k in index_key if isinstance(k, np.ndarray)]
-    if expanded and one_value and len(arrays) == 1 and _is_mask(arrays[0]):
+    # index_put_ hands a lone mask and a one-element value to masked_fill_,
+    # which neither checks overlaps nor dtypes (it takes the value's item).
+    masked_fill = one_value and len(arrays) == 1 and _is_mask(arrays[0])
+    if expanded and masked_fill:
         warnings.warn(_EXPANDED.format("masked_fill_", "tensor[mask] = scalar"), stacklevel=2)
     try:
         region_shape = _index_shape(target._data.shape, index_key)
     except IndexError as error:
         raise _index_error(error) from None
-    if isinstance(value, Tensor):  # index_put_'s checks, in its order
+    if isinstance(value, Tensor) and masked_fill:
+        raw = value._data.copy()  # read the value before the write
+    elif isinstance(value, Tensor):  # index_put_'s checks, in its order
         mutation.check_no_overlap(target, value)
         raw, backend = value._data, self._backend
         try:

@@ -102,11 +102,14 @@ class CopySlices(Node):
     """The base's history after an in-place op on one of its views: the op's
     gradient is applied to the view's region of the base's gradient."""
 
-    __slots__ = ("view_fn", "fn", "backend")
+    __slots__ = ("view_fn", "fn", "backend", "base_overlaps")
     op_name = "CopySlices"
 
     def __init__(self, base, view_fn, fn):
         super().__init__([base])
+        # PyTorch first copies the gradient into a buffer of the base's strides, which refuses
+        # an expanded base.
+        self.base_overlaps = has_internal_overlap(base._data)
         self.next_edges += fn.next_edges[1:]
         self.input_meta += fn.input_meta[1:]
         self.view_fn = view_fn
@@ -119,6 +122,8 @@ class CopySlices(Node):
     def backward(self, grad):
         if self.fn is None:  # released by an earlier backward, even if fn saved nothing
             raise RuntimeError(_SECOND_BACKWARD)
+        if self.base_overlaps:
+            raise RuntimeError(_INTERNAL_OVERLAP)
         backend = self.backend
         grad = backend.copy(grad)
         region = self.view_fn(grad)

@@ -11,6 +11,7 @@ from ..tape import grad_mode
 from ..tape.graph import Node, SavedTensor, SavedValue
 from ..backends import backend_of, layout
 from ..tensor import Tensor
+from . import arrays
 from .registry import tensor_op
 
 
@@ -255,9 +256,40 @@ def amin(self, dim=(), keepdim=False):
     return _amax(self, dim, keepdim, "Amin")
 
 
+# -- the softmax family: forward and backward formulas, on any backend; a
+# backend's fused kernel (one pass per row) runs instead where it has one.
+def _softmax_formula(x, axis):
+    """exp(x - max) / sum(exp(x - max)) along ``axis`` (an all -inf slice gives NaN)."""
+    backend = backend_of(x)
+    e = arrays.run("exp", arrays.run("sub", x, backend.reduce_max(x, axis, keepdims=True)))
+    return arrays.run("div", e, backend.reduce_sum(e, axis, keepdims=True), out=e)
+
+
+def _log_softmax_formula(x, axis):
+    """(x - max) - log(sum(exp(x - max))) along ``axis``."""
+    backend = backend_of(x)
+    shifted = arrays.run("sub", x, backend.reduce_max(x, axis, keepdims=True))
+    total = backend.reduce_sum(arrays.run("exp", shifted), axis, keepdims=True)
+    return arrays.run("sub", shifted, arrays.run("log", total, out=total), out=shifted)
+
+
+def _softmax_backward_formula(grad, y, axis):
+    """y * (grad - sum(grad * y)) along ``axis``."""
+    dot = backend_of(grad).reduce_sum(arrays.run("mul", grad, y), axis, keepdims=True)
+    return arrays.run("mul", y, arrays.run("sub", grad, dot))
+
+
+def _log_softmax_backward_formula(grad, y, axis):
+    """grad - exp(y) * sum(grad) along ``axis``."""
+    total = backend_of(grad).reduce_sum(grad, axis, keepdims=True)
+    return arrays.run("sub", grad, arrays.run("mul", arrays.run("exp", y), total))
+
+
 class SoftmaxBackward(Node):
     __slots__ = ("dim",)
     op_name = "Softmax"
+    formula = staticmethod(_softmax_backward_formula)
+    fused = "fused_softmax_backward"  # the backend's one-pass kernel, where it has one
 
     def __init__(self, source, dim):
         super().__init__([source])
@@ -268,21 +300,20 @@ class SoftmaxBackward(Node):
 
     def backward(self, grad):
         (y,) = self.saved_values()
-        return [self._run(backend_of(grad).softmax_backward, grad, y)]
-
-    def _run(self, kernel, grad, y):
         if self.dim is None:  # a 0-d input, computed as one element (as in the forward)
-            return kernel(grad.reshape(1), y.reshape(1), 0).reshape(())
-        return backend_of(grad).ascontiguous(kernel(grad, y, self.dim))  # as PyTorch's
+            return [self._gradient(grad.reshape(1), y.reshape(1), 0).reshape(())]
+        return [backend_of(grad).ascontiguous(self._gradient(grad, y, self.dim))]  # as PyTorch's
+
+    def _gradient(self, grad, y, axis):
+        fused = getattr(backend_of(grad), self.fused)(grad, y, axis)
+        return self.formula(grad, y, axis) if fused is None else fused
 
 
 class LogSoftmaxBackward(SoftmaxBackward):
     __slots__ = ()
     op_name = "LogSoftmax"
-
-    def backward(self, grad):
-        (y,) = self.saved_values()
-        return [self._run(backend_of(grad).log_softmax_backward, grad, y)]
+    formula = staticmethod(_log_softmax_backward_formula)
+    fused = "fused_log_softmax_backward"
 
 
 def _softmax(self, dim, dtype, log):
@@ -299,7 +330,10 @@ def _softmax(self, dim, dtype, log):
     if self.ndim == 0:
         x = x.reshape(1)
     # Shifted by the maximum so exp never overflows; an all -inf slice gives NaN, as in PyTorch.
-    data = (backend.log_softmax if log else backend.softmax)(x, axis)
+    data = (backend.fused_log_softmax if log else backend.fused_softmax)(x, axis)
+    if data is None:
+        data = backend.empty(x.shape, x.dtype) if not x.size else (
+            _log_softmax_formula if log else _softmax_formula)(x, axis)
     data = backend.ascontiguous(data.reshape(self._data.shape))  # PyTorch's are, whatever x's
     node = None
     if _recording(self):

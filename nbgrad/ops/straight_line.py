@@ -19,6 +19,7 @@ large arrays, another backend) goes to the general path,
 """
 from typing import Any, NamedTuple
 
+from ..backends import layout
 from ..tape.grad_mode import _state as grad_state
 from ..tape.graph import (TEMPLATE_NAMES, Node, SavedTensor, SavedValue, edge_lines, input_meta,
                           metas_for)
@@ -243,8 +244,11 @@ def _branch(row, kinds):
         "ndim = len(shape)",
         # More than one dimension: C-contiguous inputs only, whose result is
         # C-contiguous too (apply gives others the layout PyTorch does).
+        # With a wrapped number PyTorch has no fast_set_up: size-1 strides count too.
         "if " + " and ".join(same + ["0 < ndim <= MAX_NDIM", "(ndim == 1 or " + " and ".join(
-            f"x{k}._data.flags.c_contiguous" for k in tensors) + ")"]) + ":",
+            f"x{k}._data.flags.c_contiguous" + (
+                f" and (1 not in shape or has_c_strides(x{k}._data))"
+                if numbers and row.wraps_numbers else "") for k in tensors) + ")"]) + ":",
         f"    entry = entries_{kinds}.get(dtype, MISSING)",
         "    if entry is MISSING:",
         f"        entry = make_entry(row, ({''.join(f'x{k}, ' for k in range(len(kinds)))}), "
@@ -294,7 +298,7 @@ def _compile(row, name, header, prologue, all_kinds, self_at, fallback, **extra)
         **TEMPLATE_NAMES,
         "Tensor": Tensor, "row": row, "apply": apply, "make_entry": _entry, "MISSING": _MISSING,
         "grad_state": grad_state, "_recipe": _recipe, "input_meta": input_meta,
-        "SavedTensor": SavedTensor, "SavedValue": SavedValue,
+        "SavedTensor": SavedTensor, "SavedValue": SavedValue, "has_c_strides": layout.has_c_strides,
         "MAX_NDIM": MAX_NDIM, "load_kernel": _load_kernel,
         **{f"entries_{kinds}": row._straight_entries.setdefault(kinds, {})
            for kinds in all_kinds},

@@ -9,6 +9,7 @@ import numpy as np
 from ..tape import grad_mode
 from ..tape.graph import Node
 from ..tensor import Tensor
+from . import arrays
 from .registry import tensor_op
 
 
@@ -279,3 +280,26 @@ def view_as(self, other):
 def reshape_as(self, other):
     """``self.reshape(other.shape)``."""
     return reshape(self, other.shape)
+
+
+class AsStridedBackward(Node):
+    """A view's history after its base was modified in place: the view is
+    re-derived from the base's new history (PyTorch's AsStridedBackward)."""
+
+    __slots__ = ("view_fn", "base_shape", "dtype")
+    op_name = "AsStrided"
+
+    def __init__(self, base, view_fn):
+        super().__init__([base])
+        self.view_fn = view_fn
+        self.base_shape = base._data.shape
+        self.dtype = base._data.dtype
+
+    def backward(self, grad):
+        meta = self.input_meta[0]
+        if meta is None:  # the base needs no gradient (a leaf view of a plain tensor), as in PyTorch
+            return [None]
+        return [arrays.scatter_into_view(meta.backend, self.base_shape, self.view_fn, grad)]
+
+
+Tensor._view_replay = AsStridedBackward

@@ -73,3 +73,13 @@ def test_the_backend_uses_them_from_its_parallel_threshold(monkeypatch):
     assert len(calls) == 2
     cpu.copy(a[:-1])
     assert len(calls) == 2  # below the threshold: NumPy's copy
+
+
+def test_write_into_view_copies_and_sums_where_the_view_overlaps_itself():
+    base = np.ones((3, 4))
+    values = np.arange(12.0).reshape(3, 4)
+    cpu.write_into_view(base, lambda z: np.broadcast_to(z[:, :1], (3, 4)), values)
+    np.testing.assert_array_equal(base[:, 0], 1 + values.sum(axis=1))  # every column into one
+    np.testing.assert_array_equal(base[:, 1:], 1)
+    cpu.write_into_view(base, lambda z: z[1:, ::2], -values[1:, :2] * 0.0)  # a plain view: copied
+    np.testing.assert_array_equal(np.signbit(base[1:, ::2]), np.signbit(-values[1:, :2] * 0.0))

@@ -69,6 +69,28 @@ def test_binary_layouts_match_torch():
     assert checked > 100
 
 
+def test_mixed_dtype_layouts_match_torch():
+    """Every pair that broadcasts, one of them float64: PyTorch's CPU
+    TensorIterator first casts the float32 operand (``to``, preserve_format),
+    so an expanded or stepped one counts as C order."""
+    checked = 0
+    for (n1, f1), (n2, f2) in itertools.product(LAYOUTS.items(), repeat=2):
+        a, b = f1(), f2()
+        extent = 1 + sum((n - 1) * s for n, s in zip(b.shape, b.stride()))
+        wide = torch.as_strided(torch.ones(extent, dtype=torch.float64), b.shape, b.stride())
+        try:
+            want = (a + wide).stride()
+        except RuntimeError:
+            continue
+        shape = tuple(torch.broadcast_shapes(a.shape, b.shape))
+        casts = (b.ndim > 0, False)  # a is cast to float64 (a 0-d b takes no part in promotion)
+        got = layout.elementwise_strides(shape, [array(a), array(b)], casts=casts) or \
+            c_strides(shape)
+        assert got == want, (n1, n2)
+        checked += 1
+    assert checked > 100
+
+
 def test_empty_allocates_the_strides_asked_for():
     out = layout.empty(cpu, (3, 4), (1, 3), np.float64)
     assert out.strides == (8, 24) and out.flags.writeable

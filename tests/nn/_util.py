@@ -4,6 +4,7 @@ import numpy as np
 import torch
 
 import nbgrad
+from helpers import on_device
 
 DTYPES = [(nbgrad.float32, torch.float32), (nbgrad.float64, torch.float64)]
 DTYPE_IDS = ["float32", "float64"]
@@ -80,7 +81,7 @@ def run_on_device(fn, make, inputs, dtype, device, seed=0):
         modules[torch].to(dtype=t_dtype)
     results = {}
     for lib, lib_dtype in ((nbgrad, nb_dtype), (torch, t_dtype)):
-        on = {"device": device} if lib is nbgrad else {}
+        on = on_device(lib, device)
         args = [lib.tensor(x, dtype=lib_dtype, requires_grad=True, **on) if x.dtype.kind == "f"
                 else lib.tensor(x, **on) for x in inputs]
         out = fn(modules[lib], *args)

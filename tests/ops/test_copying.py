@@ -481,10 +481,10 @@ def test_fill_with_a_scalar_tensor_on_the_device_matches_torch(device):
 
 
 def test_copy_into_a_leaf_that_requires_grad_is_refused_like_torch(device):
-    leaf = nbgrad.zeros(2, device=device, requires_grad=True)
-    assert_same_error(lambda lib: (leaf if lib is nbgrad else torch.zeros(2, requires_grad=True))
-                      .copy_(lib.ones(2, **({"device": device} if lib is nbgrad else {}))))
-    assert leaf._version == 0
+    ours = nbgrad.zeros(2, device=device, requires_grad=True)
+    targets = {nbgrad: ours, torch: torch.zeros(2, requires_grad=True)}
+    assert_same_error(lambda lib: targets[lib].copy_(lib.ones_like(targets[lib])))
+    assert ours._version == 0
 
 
 def test_copy_from_a_partly_overlapping_view_is_refused_like_torch(device):

@@ -717,3 +717,29 @@ def test_clamp_and_where_wrappers_match_torch(device):
         where = lib.where(lib.tensor(mask, device=a.device), a.clamp(min=-0.5), b.clamp(max=0.3))
         return where + a.clip(-1, 1)
     run_like_torch(fn, values((2, 3), 1), values((2, 3), 2), device=device, dtype=nbgrad.float64)
+
+
+def _size_one_strided(L):
+    return L.arange(12.0).reshape(2, 3, 2, 1).permute(0, 3, 1, 2)  # strides (6, 1, 2, 1)
+
+
+@pytest.mark.parametrize("op", [
+    lambda L, x: x * 1.0, lambda L, x: x + 1, lambda L, x: 2.0 - x, lambda L, x: x / 2,
+    lambda L, x: x > 1, lambda L, x: L.where(x > 0, x, 1.0), lambda L, x: x * L.ones(2),
+    lambda L, x: x * L.tensor(2.0), lambda L, x: x.clamp(min=0.5), lambda L, x: x ** 2.5,
+    lambda L, x: 2 ** x, lambda L, x: x.exp(), lambda L, x: x * x])
+def test_size_one_strides_count_where_torch_has_no_fast_set_up(op):
+    # PyTorch's TensorIterator takes its C-order shortcut only without a wrapped
+    # number and without broadcasting; otherwise the size-1 dimension's stride counts.
+    assert op(nbgrad, _size_one_strided(nbgrad)).stride() == \
+        op(torch, _size_one_strided(torch)).stride()
+
+
+@pytest.mark.parametrize("op", [lambda a, b: a.maximum(b), lambda a, b: a / b, lambda a, b: a + b,
+                                lambda a, b: b.maximum(a), lambda a, b: a < b])
+def test_an_input_of_another_dtype_counts_as_its_cast_copy(op):
+    def run(L):
+        a = L.tensor([[1.0, 2.0]]).expand(2, 2)  # float32, strides (0, 1)
+        b = L.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=L.float64).t()  # float64, (1, 2)
+        return op(a, b)
+    assert run(nbgrad).stride() == run(torch).stride()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import nbgrad
 from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, lib_of, node_name,
-                     raises_like_torch, run_like_torch, values)
+                     on_device, raises_like_torch, run_like_torch, values)
 from nbgrad.autograd import gradcheck
 
 
@@ -464,6 +464,73 @@ def test_setitem_errors_match_torch(fn):
     assert_same_error(fn)
 
 
+# Indexing that selects no element: PyTorch's index kernels never run, so
+# their indices are not range-checked; an index into an empty dimension that
+# would select some is refused up front.
+EMPTY_CASES = [
+    ("rows-of-no-columns", (2, 0), [1]), ("out-of-range-rows-of-no-columns", (2, 0), [5, -9]),
+    ("no-rows", (0, 3), []), ("out-of-range-columns-of-no-rows", (0, 3), (slice(None), [7])),
+    ("paired-with-empty", (3, 2), ([5], [])), ("empty-mask", (0, 3), T([], "bool")),
+    ("then-empty-slice", (2, 3), ([5], slice(0, 0))), ("float-list", (2, 0), [1.5]),
+]
+
+
+@pytest.mark.parametrize("write", [None, "scalar", "tensor"])
+@pytest.mark.parametrize("shape, key", [c[1:] for c in EMPTY_CASES],
+                         ids=[c[0] for c in EMPTY_CASES])
+def test_indexing_that_selects_nothing_matches_torch(shape, key, write):
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        v = lib.ones(1, dtype=lib.float64, requires_grad=True)
+        if write is None:
+            out = y[build_key(key, lib)]
+        else:
+            y[build_key(key, lib)] = 3.0 if write == "scalar" else v
+            out = y
+        out.sum().backward()
+        results.append((tuple(out.shape), y._version, grad_or_none(x), grad_or_none(v)))
+    (shape_, version, x_grad, v_grad), (t_shape, t_version, t_x_grad, t_v_grad) = results
+    assert shape_ == t_shape and version == t_version
+    assert_same_arrays(x_grad, t_x_grad)
+    assert_same_arrays(v_grad, t_v_grad)
+
+
+@pytest.mark.parametrize("write", [False, True])
+@pytest.mark.parametrize("shape, key", [((0, 3), [0]), ((2, 0), (slice(None), [0, 1])),
+                                        ((2, 0), (0, [-1])), ((0,), T([0])), ((2, 3), [5])],
+                         ids=["rows", "columns", "int-then-list", "tensor", "in-range-dims"])
+def test_indices_into_an_empty_dimension_are_refused_like_torch(shape, key, write):
+    def index(lib):
+        x = lib.zeros(shape)
+        if write:
+            x[build_key(key, lib)] = 1.0
+        return x[build_key(key, lib)]
+    assert_same_error(index)
+
+
+MASKED_FILLS = [
+    ("bool-target-float-value", lambda L: L.tensor([1.0, 3.0]) < 2, lambda L, x: L.tensor([1.0])),
+    ("itself", lambda L: L.tensor([1.0]) > 0, lambda L, x: x),
+    ("int-value-0d", lambda L: L.arange(3.0), lambda L, x: L.tensor(7)),
+    ("double-value", lambda L: L.arange(3.0), lambda L, x: L.tensor([2.5], dtype=L.float64)),
+]
+
+
+@pytest.mark.parametrize("make, value", [c[1:] for c in MASKED_FILLS],
+                         ids=[c[0] for c in MASKED_FILLS])
+def test_a_lone_mask_and_a_one_element_value_fill_like_torch(make, value):
+    """PyTorch's index_put_ hands them to masked_fill_, which checks neither
+    dtypes nor overlaps (it takes the value's item)."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = make(lib)
+        x[x.bool() if x.dtype == lib.bool else x > 0] = value(lib, x)
+        results.append((x.tolist(), x._version))
+    assert results[0] == results[1]
+
+
 def test_refused_setitem_changes_nothing():
     y = nbgrad.ones(3, 4) * 1
     for key, value in ((0, nbgrad.ones(5)), ([0, 1], nbgrad.ones(5)), ([0, 9], 2.0)):
@@ -541,7 +608,7 @@ MASK = np.array([[True, False, True], [False, False, True], [True, True, False]]
 def _keys(lib, device="cpu"):
     """Keys for a (3, 3) tensor; nbgrad's index tensors live on ``device``."""
     def on(values):
-        return lib.tensor(values, **({"device": device} if lib is nbgrad else {}))
+        return lib.tensor(values, **on_device(lib, device))
     index = on([2, 0, 2])
     return {
         "int": 1, "negative": -1, "slice": slice(1, None),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import nbgrad
 from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, dtype_name, lib_of,
-                     node_name, raises_like_torch, run_like_torch, values)
+                     node_name, on_device, raises_like_torch, run_like_torch, values)
 from strided import strided
 from nbgrad.autograd import gradcheck
 
@@ -264,7 +264,7 @@ def test_stack_on_the_device_matches_torch(dim, device):
 
 def test_cat_promotes_and_skips_legacy_empty_tensors_like_torch(device):
     def parts(lib):
-        on = {"device": device} if lib is nbgrad else {}
+        on = on_device(lib, device)
         return [lib.tensor([[1, 2]], **on), lib.zeros(0, **on),
                 lib.tensor([[0.5, 1.5]], dtype=lib.float64, **on)]
     assert_same_tensor(nbgrad.cat(parts(nbgrad)), torch.cat(parts(torch)))

@@ -82,6 +82,38 @@ def test_integer_matmul():
         np.testing.assert_array_equal(y.numpy(), [5, 14])
 
 
+# Operands whose products include -0: PyTorch's gemm over one term (more than
+# one row and column), ger and mul give the products themselves; its sums
+# (and gemv) add them to +0.
+ZERO_SIGN_CASES = [
+    ("mm-one-term", [[-1.0], [2.0]], [[0.0, -0.0, 1.0]]),
+    ("mm-one-term-one-row", [[-1.0]], [[0.0, -0.0, 1.0]]),
+    ("mm-one-row", [[-1.0, 2.0, 1.0]], [[1.0, -1.0], [-1.0, 1.0], [1.0, 1.0]]),
+    ("mm", [[-1.0, 2.0], [1.0, -1.0]], [[1.0, -1.0, 1.0], [1.0, 1.0, -1.0]]),
+    ("vm", [-1.0, 2.0], [[1.0, -1.0, 1.0], [1.0, 1.0, -1.0]]),
+    ("vm-one-term", [-1.0], [[1.0, -1.0, 1.0]]),
+    ("mv-one-row", [[-1.0, -2.0, 3.0]], [1.0, -1.0, 1.0]),
+    ("mv", [[-1.0, -2.0], [3.0, 1.0]], [1.0, -1.0]),
+    ("dot-one-term", [-1.0], [1.0]), ("dot", [-1.0, 2.0], [1.0, -1.0]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("a, b", [c[1:] for c in ZERO_SIGN_CASES],
+                         ids=[c[0] for c in ZERO_SIGN_CASES])
+def test_signs_of_zero_match_torch(a, b, dtype):
+    """The product of a zero operand, and the gradients of a zero upstream gradient."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True)
+        zero = x.detach() * 0
+        out = (zero @ y.detach(), x @ y)
+        (out[1] * 0).sum().backward()
+        results.append([np.signbit(t.detach().numpy()).tolist() for t in (out[0], x.grad, y.grad)])
+    assert results[0] == results[1]
+
+
 BOOL_SHAPES = [((0,), (0, 3)), ((3,), (3, 0)), ((0, 3), (3,)), ((2, 0), (0,)), ((2, 0), (0, 3)),
                ((0, 3), (3, 2)), ((2, 3, 0), (0, 3)), ((0, 2, 3), (3,)), ((2, 0, 3), (2, 3, 2)),
                ((3, 0), (1, 0, 3)), ((0,), (2, 0, 3)), ((2, 3), (3, 2)), ((3,), (3,)),

@@ -1149,3 +1149,13 @@ def test_backward_twice_and_without_grad_fn_on_the_device_match_torch(device):
         x.detach().sum().backward()
     for call in (twice, no_graph, lambda x: (x * 2).backward()):  # the last: not a scalar
         raises_like_torch(call, values((2,), 10), device=device, requires_grad=True)
+
+
+def test_backward_through_a_write_into_a_view_of_an_expanded_base_is_refused_like_torch():
+    """PyTorch's CopySlices copies the gradient into a buffer with the base's
+    strides first, which refuses an expanded base (even for a 0-d view)."""
+    def run(lib):
+        base = lib.tensor([1.0], dtype=lib.float64).expand(3).detach()
+        base[0] = lib.tensor(1.0, dtype=lib.float64, requires_grad=True)
+        (base * lib.tensor([-0.5, 0.5, 1.0], dtype=lib.float64)).sum().backward()
+    assert_same_error(run)

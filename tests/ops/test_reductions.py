@@ -584,3 +584,16 @@ def test_empty_reductions_on_the_device_match_torch(device):
     assert_same_tensor(ours.sum(dim=0), theirs.sum(dim=0))
     assert_same_tensor(ours.mean(dim=0), theirs.mean(dim=0))  # NaN
     assert_same_tensor(ours.amax(dim=1), theirs.amax(dim=1))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_formula_and_fused_kernels_on_the_device_match_torch(name, dim, device):
+    # The CPU's fused row kernels serve the last axis; other axes (and CUDA)
+    # take the op's formula: rows and reductions. Special rows go through both.
+    rows = np.array([[1.0, np.nan, 2.0], [-np.inf, -np.inf, -np.inf], [np.inf, 0.0, 1.0],
+                     [-np.inf, 3.0, 2.0], [0.5, -0.5, 40.0]])
+    run_like_torch(lambda x: getattr(x, name)(dim), values((3, 5), 4) * 3, device=device)
+    ours = getattr(nbgrad.tensor(rows, dtype=nbgrad.float32, device=device), name)(dim)
+    assert_same_tensor(ours, getattr(torch.tensor(rows, dtype=torch.float32), name)(dim))
+

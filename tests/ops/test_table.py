@@ -25,8 +25,7 @@ from hypothesis.extra import numpy as hnp
 
 import nbgrad
 from helpers import (assert_close, assert_same_error, assert_same_tensor, dtype_name, examples,
-                     node_name, normalize_error,
-                     to_torch_dtype, torch_error)
+                     node_name, normalize_error, on_device, to_torch_dtype, torch_error)
 
 ROWS = nbgrad.ROWS
 FLOATS = (nbgrad.float32, nbgrad.float64)
@@ -363,8 +362,7 @@ def test_integer_inputs_match_torch(row, device):
     """int64 inputs (bool masks kept): the result's dtype and values, or
     PyTorch's refusal, on every device."""
     def call(lib):
-        args = [lib.tensor(MASK if k in row.bool_inputs else INTEGERS[k],
-                           **({"device": device} if lib is nbgrad else {}))
+        args = [lib.tensor(MASK if k in row.bool_inputs else INTEGERS[k], **on_device(lib, device))
                 for k in range(len(row.inputs))]
         return REFERENCE[row.name].call(lib, *args)
     expected = torch_error(lambda: call(torch))
@@ -608,6 +606,14 @@ def test_integer_pow_checks_the_exponent_on_every_call():
     for lib in LIBS:
         assert (lib.tensor([1, 2, 3]) ** lib.tensor([-1, -1, 2])).tolist() == [1, 0, 9]
     assert (2 ** nbgrad.tensor([-1, 2])).tolist() == [0, 4]
+
+
+@pytest.mark.parametrize("exponent", [-1, -2, -3, 0, 2], ids=str)
+def test_integer_pow_with_negative_tensor_exponents_matches_torch(exponent):
+    """PyTorch: 1 and -1 give +-1, every other base 0, zero too."""
+    got, want = ((lib.tensor([-2, -1, 0, 1, 2, 3]) ** lib.tensor([exponent])).tolist()
+                 for lib in (nbgrad, torch))
+    assert got == want
 
 
 @pytest.mark.parametrize("row", METHOD_ROWS, ids=_ids(METHOD_ROWS))

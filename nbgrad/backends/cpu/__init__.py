@@ -102,16 +102,15 @@ def sum_to_shape(grad, shape):
     return grad.reshape(shape)
 
 
-def scatter_into_view(base_shape, dtype, view_fn, grad):
-    """Zeros of ``base_shape`` with ``grad`` added where ``view_fn`` looks."""
-    out = np.zeros(base_shape, dtype=dtype)
-    region = view_fn(out)
+def write_into_view(base, view_fn, values):
+    """``base[view] = values`` where ``view_fn`` looks; where the view maps
+    several elements onto one (an expand), each of their values is added there."""
+    region = view_fn(base)
     if region.flags.writeable and 0 not in region.strides:
-        region[...] = grad
-    else:  # an overlapping view (expand): accumulate through flat indices
-        index = view_fn(np.arange(out.size).reshape(base_shape))
-        np.add.at(out.reshape(-1), index, grad)
-    return out
+        region[...] = values
+    else:  # accumulate through flat indices
+        index = view_fn(np.arange(base.size).reshape(base.shape))
+        np.add.at(base.reshape(-1), index, values)
 
 
 def may_share_memory(a, b):
@@ -209,41 +208,24 @@ def min_with_indices(a, axis, keepdims=False):
     return _extremum_with_indices("min", a, axis, keepdims)
 
 
-def softmax(x, axis):
-    """exp(x - max) / sum(exp(x - max)) along ``axis`` (an all -inf slice gives NaN)."""
-    if softmax_kernels.applies(axis, x):  # the last axis: one pass per row
-        return softmax_kernels.softmax(x)
-    if x.size == 0:
-        return np.empty(x.shape, x.dtype)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        e = np.exp(x - x.max(axis=axis, keepdims=True))
-        e /= e.sum(axis=axis, keepdims=True)
-    return e
+def fused_softmax(x, axis):
+    return softmax_kernels.softmax(x) if softmax_kernels.applies(axis, x) else None
 
 
-def log_softmax(x, axis):
-    if softmax_kernels.applies(axis, x):
-        return softmax_kernels.log_softmax(x)
-    if x.size == 0:
-        return np.empty(x.shape, x.dtype)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shifted = x - x.max(axis=axis, keepdims=True)
-        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-    return shifted
+def fused_log_softmax(x, axis):
+    return softmax_kernels.log_softmax(x) if softmax_kernels.applies(axis, x) else None
 
 
-def softmax_backward(grad, y, axis):
-    """y * (grad - sum(grad * y)) along ``axis``."""
+def fused_softmax_backward(grad, y, axis):
     if softmax_kernels.applies(axis, grad, y):
         return softmax_kernels.softmax_backward(grad, y)
-    return y * (grad - (grad * y).sum(axis=axis, keepdims=True))
+    return None
 
 
-def log_softmax_backward(grad, y, axis):
-    """grad - exp(y) * sum(grad) along ``axis``."""
+def fused_log_softmax_backward(grad, y, axis):
     if softmax_kernels.applies(axis, grad, y):
         return softmax_kernels.log_softmax_backward(grad, y)
-    return grad - np.exp(y) * grad.sum(axis=axis, keepdims=True)
+    return None
 
 
 def broadcast_to(a, shape):

@@ -47,11 +47,23 @@ argmin = reductions.argmin
 max_with_indices = reductions.max_with_indices
 min_with_indices = reductions.min_with_indices
 sum_to_shape = reductions.sum_to_shape
-softmax = reductions.softmax
-log_softmax = reductions.log_softmax
-softmax_backward = reductions.softmax_backward
-log_softmax_backward = reductions.log_softmax_backward
 may_share_memory = memory.may_share_memory
+
+
+def fused_softmax(x, axis):
+    """None: the op's formula runs (rows and reductions on the device)."""
+    return None
+
+
+fused_log_softmax = fused_softmax
+
+
+def fused_softmax_backward(grad, y, axis):
+    """None, as ``fused_softmax``."""
+    return None
+
+
+fused_log_softmax_backward = fused_softmax_backward
 concatenate = memory.concatenate
 stack = memory.stack
 split = memory.split
@@ -127,16 +139,14 @@ def _non_overlapping(a):
     return True
 
 
-def scatter_into_view(base_shape, dtype, view_fn, grad):
-    """Zeros of ``base_shape`` with ``grad`` added where ``view_fn`` looks
-    (an overlapping view, such as an expand, accumulates with atomics)."""
-    out = zeros(base_shape, dtype)
-    region = view_fn(out)
+def write_into_view(base, view_fn, values):
+    """``base[view] = values`` where ``view_fn`` looks (an overlapping view,
+    such as an expand, accumulates with atomics)."""
+    region = view_fn(base)
     if _non_overlapping(region):
-        memory.copy_into(region, grad)
+        memory.copy_into(region, values)
     else:
-        memory.add_into_view(region, grad)
-    return out
+        memory.add_into_view(region, values)
 
 
 def data_pointer(a):

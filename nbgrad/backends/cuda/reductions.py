@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from . import _runtime, codegen
-from .array import DeviceArray, _axis, _contiguous_strides, _prod, empty
+from .array import _axis, _contiguous_strides, _prod, empty
 from .codegen import coalesce, unravel
 from .memory import fill
 
@@ -308,46 +308,3 @@ def sum_to_shape(grad, shape):
     if axes:
         grad = reduce_sum(grad, axes, keepdims=True)
     return grad.reshape(shape)
-
-
-# ------------------------------------------------------------------ softmax
-def _row(name):
-    from ...declarations.op_table import BY_NAME
-    return BY_NAME[name]
-
-
-def _apply(name, *args, out=None):
-    from .elementwise import forward
-    shape = np.broadcast_shapes(*[a.shape for a in args if isinstance(a, DeviceArray)])
-    dtype = next(a.dtype for a in args if isinstance(a, DeviceArray))
-    out = empty(shape, dtype) if out is None else out
-    forward(_row(name), out, list(args))
-    return out
-
-
-def softmax(x, axis):
-    """exp(x - max) / sum(exp(x - max)) along ``axis`` (an all -inf slice gives NaN)."""
-    if x.size == 0:
-        return empty(x.shape, x.dtype)
-    e = _apply("exp", _apply("sub", x, reduce_max(x, axis, keepdims=True)))
-    return _apply("div", e, reduce_sum(e, axis, keepdims=True), out=e)
-
-
-def log_softmax(x, axis):
-    if x.size == 0:
-        return empty(x.shape, x.dtype)
-    shifted = _apply("sub", x, reduce_max(x, axis, keepdims=True))
-    total = reduce_sum(_apply("exp", shifted), axis, keepdims=True)
-    return _apply("sub", shifted, _apply("log", total, out=total), out=shifted)
-
-
-def softmax_backward(grad, y, axis):
-    """y * (grad - sum(grad * y)) along ``axis``."""
-    dot = reduce_sum(_apply("mul", grad, y), axis, keepdims=True)
-    return _apply("mul", y, _apply("sub", grad, dot))
-
-
-def log_softmax_backward(grad, y, axis):
-    """grad - exp(y) * sum(grad) along ``axis``."""
-    total = reduce_sum(grad, axis, keepdims=True)
-    return _apply("sub", grad, _apply("mul", _apply("exp", y), total))

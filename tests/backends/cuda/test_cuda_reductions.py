@@ -2,7 +2,8 @@
 of strided, transposed and broadcast views; argmax/argmin (first index,
 NaN wins); both kernel shapes (a block per output with a shared-memory tree,
 split into chunks plus a combining pass when outputs are few; a thread per
-output for column-like reductions); sum_to_shape; softmax and log_softmax."""
+output for column-like reductions); sum_to_shape. (Softmax is an op formula over
+these: tests/ops/test_reductions.py runs it on every device.)"""
 import numpy as np
 import pytest
 from hypothesis import given
@@ -136,31 +137,3 @@ def test_empty_reductions():
 def test_sum_to_shape_matches_cpu(grad_shape, shape):
     g = np.random.default_rng(4).normal(size=grad_shape)
     assert_close(B.sum_to_shape(dev(g), shape), cpu.sum_to_shape(g, shape))
-
-
-def _np_softmax(x, axis):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-@pytest.mark.parametrize("axis", [0, 1, -1])
-def test_softmax_and_log_softmax_and_their_backward(axis):
-    rng = np.random.default_rng(5)
-    x = rng.normal(size=(3, 5)) * 3
-    g = rng.normal(size=(3, 5))
-    y = _np_softmax(x, axis)
-    assert_close(B.softmax(dev(x), axis), y)
-    log_y = np.log(y)
-    assert_close(B.log_softmax(dev(x), axis), log_y)
-    assert_close(B.softmax_backward(dev(g), dev(y), axis),
-                 y * (g - (g * y).sum(axis=axis, keepdims=True)))
-    assert_close(B.log_softmax_backward(dev(g), dev(log_y), axis),
-                 g - np.exp(log_y) * g.sum(axis=axis, keepdims=True))
-
-
-@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # simulator: -inf - -inf
-def test_softmax_of_an_all_minus_inf_slice_is_nan():
-    x = np.array([[-np.inf, -np.inf], [0.0, 1.0]], dtype=np.float32)
-    got = B.to_numpy(B.softmax(dev(x), 1))
-    assert np.isnan(got[0]).all()
-    np.testing.assert_allclose(got[1], _np_softmax(x[1:], 1)[0], rtol=1e-6)
