@@ -8,7 +8,7 @@ import numpy as np
 
 from . import dtypes
 from .tape import grad_mode
-from .tape.graph import AccumulateGrad, Node, compile_function, indent
+from .tape.graph import AccumulateGrad, compile_function, indent
 from .tape.version_counter import VersionCounter
 from .backends import backend_of, cpu, layout
 from .device import device as _device

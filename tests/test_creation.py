@@ -1,7 +1,6 @@
 """Tensor creation (nbgrad/creation.py) against PyTorch and NumPy: dtype
 inference, copying versus sharing memory, values, random generators and
 their seeding, and PyTorch's errors."""
-import copy
 
 import numpy as np
 import pytest

@@ -4,11 +4,12 @@ every op its module declares with ``registry.tensor_op``, and the Python
 operators.
 """
 from ..declarations.op_table import BY_NAME, ROWS
+from ..declarations.row import FastPath, Row, elementwise
 from ..tensor import Tensor
 from . import (arithmetic, copying, indexing, joining, linalg, reductions,  # noqa: F401  (declare)
                registry, straight_line, views)
 from .arithmetic import clamp, pow, where  # noqa: A004
-from .elementwise import FastPath, Row, apply, apply_inplace, elementwise
+from .elementwise import apply, apply_inplace
 
 
 def _row_method(row):

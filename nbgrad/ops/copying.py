@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
+from ..declarations.op_table import BY_NAME
 from ..tape import grad_mode
 from ..tape.graph import Node
 from ..backends import for_device, layout
@@ -12,7 +13,6 @@ from ..device import device as Device
 from ..tensor import Tensor
 from . import mutation
 from .elementwise import ElementwiseBackward, apply_inplace
-from ..declarations.op_table import BY_NAME
 from .registry import tensor_op
 
 

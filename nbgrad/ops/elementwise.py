@@ -10,7 +10,7 @@ from ..tape import grad_mode
 from ..tape.grad_mode import _state as _grad_state
 from ..tape.graph import Node, SavedTensor, SavedValue, edge_of, fill_node, input_meta
 from ..backends import layout
-from ..declarations.row import FastPath, Row, elementwise  # noqa: F401  (nbgrad.ops's)
+from ..declarations.row import Row
 from ..tensor import Tensor
 from . import mutation
 from .broadcasting import broadcast_shapes

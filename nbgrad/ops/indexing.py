@@ -7,13 +7,13 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..declarations.op_table import BY_NAME
 from ..tape import grad_mode
 from ..tape.graph import Node, SavedValue
 from ..backends import backend_of, layout
 from ..tensor import Tensor
 from . import arrays, copying, mutation, views
 from .elementwise import _TYPE_NAMES
-from ..declarations.op_table import BY_NAME
 from .views import make_view
 
 
