@@ -18,7 +18,8 @@ from .backends.cpu import empty_cache, get_num_threads, memory_stats, set_num_th
 from .device import device  # noqa: E402
 from .dtypes import bool_ as bool  # noqa: E402,A001
 from .dtypes import dtype, float32, float64, get_default_dtype, int64  # noqa: E402
-from .ops import ROWS, FastPath, elementwise, registry as _registry  # noqa: E402
+from .declarations.row import FastPath, elementwise  # noqa: E402
+from .ops import ROWS, registry as _registry  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
 from . import cuda, nn, optim  # noqa: E402
 from .serialization import load, save  # noqa: E402

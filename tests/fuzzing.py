@@ -107,12 +107,6 @@ DOCUMENTED = [
 # while they are fixed; the exploring profile counts them as failures. Delete
 # an entry when its fix lands.
 OPEN = [
-    (r"^backward: raised only in torch: RuntimeError: Subtraction, the `-` operator, with a "
-     r"bool tensor",
-     "x ** bool_tensor (pow, pow_) backward: PyTorch's pow_backward computes exponent - 1 and "
-     "refuses; nbgrad returns a gradient (kernels cannot raise: the refusal must be decided "
-     "when the node is recorded). Reproducer: x = tensor([[1.]], requires_grad=True); "
-     "(x ** x.lt(nan)).sum().backward()"),
 ]
 
 NAN, INF = math.nan, math.inf

@@ -130,6 +130,14 @@ def _check_pow(args):
     return None
 
 
+def _pow_backward_refusal(dtypes_, wanted):
+    # PyTorch's pow_backward computes exponent - 1, which a bool exponent refuses.
+    if 0 in wanted and dtypes_[1] is dtypes.bool_:
+        return ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return None
+
+
 def _check_abs(args):
     if args[0] is dtypes.bool_:
         raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
@@ -151,6 +159,7 @@ ROWS = [
     # A number base is PyTorch's pow(Scalar, Tensor), whose result is C-contiguous.
     Row("pow", lambda a, b: sm.pow(a, b),
         {"a": _pow_base_grad, "b": _pow_exponent_grad}, domain=(0.5, 2.0), check=_check_pow,
+        backward_refusal=_pow_backward_refusal,
         contiguous_with_number=("a",)),
     # pow(Tensor, Scalar) for floating results (ops.pow dispatches to it).
     Row("pow_number", _pow_number, {"a": _pow_number_grad}, result="float", domain=(0.5, 2.0),

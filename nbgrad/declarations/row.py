@@ -56,7 +56,8 @@ class Row:
 
     def __init__(self, name, forward, grads=None, *, result="promote", bool_inputs=(),
                  domain=(-2.0, 2.0), method=True, title=None, fast_path=None, check=None,
-                 tensors=None, scalars=(), contiguous_with_number=(), wraps_numbers=True):
+                 tensors=None, scalars=(), contiguous_with_number=(), wraps_numbers=True,
+                 backward_refusal=None):
         """``result``: "promote" (PyTorch's promotion), "float" (integer
         results become float32, as for ``div`` and ``exp``), "bool"
         (comparisons) or "self" (the dtype of the first input, for ``copy_``).
@@ -78,7 +79,10 @@ class Row:
         PyTorch makes a number argument a 0-d tensor operand (so its
         TensorIterator has no C-order shortcut and size-1 strides count);
         False where it passes numbers to the kernel as Scalars (clamp's
-        bounds, ``pow(Tensor, Scalar)``)."""
+        bounds, ``pow(Tensor, Scalar)``). ``backward_refusal(dtypes, wanted)``:
+        PyTorch's error text where its backward formula refuses these input
+        dtypes (None for a number) for the inputs ``wanted`` (positions that
+        need a gradient), else None; that backward raises it."""
         self.name = name
         self.forward = forward
         self.inputs = tuple(inspect.signature(forward).parameters)
@@ -125,6 +129,7 @@ class Row:
         self.scalars = frozenset(self.inputs.index(n) for n in scalars)
         self.contiguous_with_number = tuple(self.inputs.index(n) for n in contiguous_with_number)
         self.wraps_numbers = wraps_numbers
+        self.backward_refusal = backward_refusal
 
     def derivative(self, i):
         return self._derivatives[i]

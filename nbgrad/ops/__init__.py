@@ -4,7 +4,6 @@ every op its module declares with ``registry.tensor_op``, and the Python
 operators.
 """
 from ..declarations.op_table import BY_NAME, ROWS
-from ..declarations.row import FastPath, Row, elementwise
 from ..tensor import Tensor
 from . import (arithmetic, copying, indexing, joining, linalg, reductions,  # noqa: F401  (declare)
                registry, straight_line, views)
@@ -64,4 +63,4 @@ def _install_tensor_methods():
 
 _install_tensor_methods()
 
-__all__ = ["Row", "FastPath", "elementwise", "clamp", "where", "pow", "ROWS"]
+__all__ = ["clamp", "where", "pow", "ROWS"]

@@ -24,7 +24,7 @@ class _Recipe:
     so a node stores one reference instead of copying each field."""
 
     __slots__ = ("row", "dtype", "backend", "title", "spec", "kinds", "cast", "nones", "one_save",
-                 "run", "node_class")
+                 "run", "node_class", "refusal")
 
     def __init__(self, row, args, dtype, backend, mask, inplace, title):
         self.row, self.dtype, self.backend = row, dtype, backend
@@ -44,8 +44,13 @@ class _Recipe:
         self.one_save = spec.saves[0] if (
             len(spec.saves) == 1 and kinds is None and not cast and not inplace) else None
         self.run = None  # the backend's kernel runner, found on the first backward
+        # PyTorch's error, raised at backward, where its formula refuses these dtypes.
+        self.refusal = row.backward_refusal and row.backward_refusal(
+            [a.dtype if isinstance(a, Tensor) else None for a in args],
+            [i for i in range(len(args)) if mask >> i & 1])
         # Its nodes' class: ``backward`` becomes straight-line code for this recipe.
-        self.node_class = type(f"{self.title}Backward", (ElementwiseBackward,), {"__slots__": ()})
+        self.node_class = type(f"{self.title}Backward", (
+            RefusedBackward if self.refusal else ElementwiseBackward,), {"__slots__": ()})
 
 
 class ElementwiseBackward(Node):
@@ -148,6 +153,17 @@ class ElementwiseBackward(Node):
         else:
             cls.backward = straight
             cls.backward_and_release = backward(self.recipe, release=True)
+
+
+class RefusedBackward(ElementwiseBackward):
+    """A node whose backward PyTorch's formula refuses for its inputs' dtypes
+    (``x ** bool_tensor``: pow_backward computes ``exponent - 1``)."""
+    __slots__ = ()
+
+    def backward(self, grad):
+        raise RuntimeError(self.recipe.refusal)
+
+    backward_and_release = backward
 
 
 def _general_backward(node, grad):

@@ -932,3 +932,25 @@ def test_saved_input_modified_in_place_raises_like_torch():
             out.sum().backward()
         messages[lib] = normalize_error(str(info.value))
     assert messages[nbgrad] == messages[torch]
+
+
+@pytest.mark.parametrize("call", [lambda x, b: x ** b, lambda x, b: x.pow(b),
+                                  lambda x, b: (x * 1).pow_(b)], ids=["op", "method", "inplace"])
+def test_pow_with_a_bool_exponent_refuses_backward_like_torch(call):
+    # PyTorch's pow_backward computes exponent - 1: the forward works, backward refuses.
+    def run(L):
+        x = L.tensor([0.5, 2.0], requires_grad=True)
+        y = call(x, L.tensor([True, False]))
+        y.sum().backward()
+    assert_same_error(run)
+
+
+def test_pow_with_a_bool_exponent_needs_no_refusal_without_a_base_gradient():
+    x, b = nbgrad.tensor([0.5, 2.0]), nbgrad.tensor([True, False])
+    np.testing.assert_array_equal((x ** b).numpy(), [0.5, 1.0])
+    base = nbgrad.tensor([True, False])  # a bool base, a float exponent needing a gradient
+    e = nbgrad.tensor([0.5, 2.0], requires_grad=True)
+    (base ** e).sum().backward()
+    te = torch.tensor([0.5, 2.0], requires_grad=True)
+    (torch.tensor([True, False]) ** te).sum().backward()
+    np.testing.assert_array_equal(e.grad.numpy(), te.grad.numpy())
