@@ -269,12 +269,13 @@ class Tensor:
         this view's history from the base's current history."""
         base = self._base
         if self._grad_fn is None and not base.requires_grad:
-            self._view_version = self._version_counter.value
-            return
+            return  # not marked fresh: a later requires_grad_() on the base gives it a history
         if self._view_no_grad:  # raised on every access, as in PyTorch
             raise no_grad_view_error(self, "its base or another view of its base has been")
         self._view_version = self._version_counter.value
-        self._grad_fn = self._view_replay(base, self._view_fn)
+        old, self._grad_fn = self._grad_fn, self._view_replay(base, self._view_fn)
+        if old is not None:  # retain_grad moves to the new history, as in PyTorch
+            self._grad_fn.retained, old.retained = old.retained, None
 
     @property
     def requires_grad(self):

@@ -319,8 +319,11 @@ def _view(self, view_key, name):
     except IndexError as error:
         raise _index_error(error) from None
     shape, backend = self._data.shape, self._backend
-    return make_view(self, name, lambda a: _basic_view(a, key),
-                     lambda g: arrays.scatter_into_view(backend, shape, lambda z: z[key], g))
+
+    def view_fn(a):  # (its dims from None have strides, not 0: the gradient's scatter copies)
+        return _basic_view(a, key)
+    return make_view(self, name, view_fn,
+                     lambda g: arrays.scatter_into_view(backend, shape, view_fn, g))
 
 
 def _zero_dim_check(self, key):

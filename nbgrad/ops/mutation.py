@@ -39,7 +39,9 @@ def _check_autograd(self, others_require_grad):
         if self.requires_grad and base.is_leaf:  # PyTorch asks no more of the base
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if self.requires_grad and self.is_leaf:
+    # PyTorch asks the stored grad_fn, not re-derived: a view made while its base needed no
+    # gradient is a leaf here until its history is read, even once the base has one.
+    if self.requires_grad and self._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 

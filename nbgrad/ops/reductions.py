@@ -305,7 +305,10 @@ class SoftmaxBackward(Node):
         return [backend_of(grad).ascontiguous(self._gradient(grad, y, self.dim))]  # as PyTorch's
 
     def _gradient(self, grad, y, axis):
-        fused = getattr(backend_of(grad), self.fused)(grad, y, axis)
+        backend = backend_of(grad)
+        if axis == y.ndim - 1:  # PyTorch's last-axis kernel (and its sums' signed zeros)
+            grad = backend.ascontiguous(grad)
+        fused = getattr(backend, self.fused)(grad, y, axis)
         return self.formula(grad, y, axis) if fused is None else fused
 
 

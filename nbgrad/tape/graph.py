@@ -46,6 +46,7 @@ def compile_function(source, namespace=None):
 
 
 def indent(lines, depth=1):
+    """``lines`` indented ``depth`` levels, to paste into a block."""
     return ["    " * depth + line for line in lines]
 
 

@@ -110,6 +110,19 @@ def test_getitem_matches_torch(key):
     assert_same_arrays(x.grad.numpy(), tx.grad.numpy())
 
 
+@pytest.mark.parametrize("key", [c[1] for c in GET_CASES], ids=[c[0] for c in GET_CASES])
+def test_getitem_gradient_keeps_the_sign_of_zeros_like_torch(key):
+    """A -0. gradient reaches the base as -0. (a dim from None must not make the view's
+    scatter sum), as in PyTorch."""
+    grads = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(BASE, dtype=lib.float64, requires_grad=True)
+        y = x[build_key(key, lib)]
+        y.backward(lib.full(tuple(y.shape), -0.0, dtype=lib.float64))
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(np.signbit(grads[0]), np.signbit(grads[1]))
+
+
 # Advanced indexing of laid-out inputs: (id, make the input, index it). PyTorch's
 # result keeps the order of the input's remaining dims (its index kernel is a
 # TensorIterator over the restrided input and the index tensors).

@@ -404,6 +404,52 @@ def test_view_of_a_leaf_view_whose_base_needs_no_grad():
     differential(scenario)
 
 
+STALE_VIEW_WRITES = {
+    "neg_": lambda L, v: v.neg_(),
+    "setitem-number": lambda L, v: v.__setitem__(0, 2.0),
+    "setitem-list": lambda L, v: v.__setitem__([0, 0], 2.0),
+    "mul_-tensor": lambda L, v: v.mul_(L.tensor(2.0, requires_grad=True)),
+}
+
+
+@pytest.mark.parametrize("expanded", [False, True], ids=["plain", "expanded"])
+@pytest.mark.parametrize("write", sorted(STALE_VIEW_WRITES))
+def test_view_whose_base_joined_a_graph_is_a_leaf_until_its_history_is_read(write, expanded):
+    # The fuzzer's "a leaf Variable ..." raised only in torch: PyTorch's in-place
+    # check asks the view's stored grad_fn (still none: it was made while its
+    # base needed no gradient); reading grad_fn (or is_leaf) re-derives it.
+    def scenario(lib, tr):
+        for read in (False, True):
+            w = lib.tensor([2.0], requires_grad=True)
+            base = lib.ones(3) if expanded else lib.ones(2, 3)
+            v = base.expand(2, 3) if expanded else base[1]
+            tr.note("v.is_leaf before", v.is_leaf)  # read while the base needs no gradient
+            base.mul_(w)  # the base joins a graph
+            if read:
+                tr.note("v.is_leaf after", v.is_leaf)
+            tr.call(f"{write}, history read: {read}",
+                    lambda: STALE_VIEW_WRITES[write](lib, v))
+            tr.note("v.requires_grad", v.requires_grad)
+
+    differential(scenario)
+
+
+def test_view_of_a_base_that_then_requires_grad_gets_a_history():
+    # PyTorch re-derives a view's history whenever its version moved since it was last
+    # derived; a read while the base needed no gradient does not count as one.
+    def scenario(lib, tr):
+        x = lib.tensor([1.0, 2.0, 3.0])
+        v = x[1:]
+        x.add_(1)
+        tr.state("v after its base was written", v)
+        x.requires_grad_()
+        tr.state("v after its base requires grad", v)
+        tr.call("v.sum().backward()", lambda: v.sum().backward())
+        tr.grad("x", x)
+
+    differential(scenario)
+
+
 def test_write_with_an_operand_requiring_grad_joins_the_graph():
     def scenario(lib, tr):
         w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -857,6 +903,21 @@ def chain_retain_grad_moves_with_the_rebase(lib, tr):
     y.mul_(3)
     (y * y).sum().backward()
     tr.grad("y.grad", y)
+    tr.grad("x.grad", x)
+
+
+def chain_retain_grad_of_a_view_moves_with_its_rederived_history(lib, tr):
+    # The fuzzer's "grad None in nbgrad": a write through an alias re-derives the view's history.
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    v = x.permute(1, 0)
+    v.retain_grad()
+    x.detach()[0] = 5.0
+    w = (x * 1)[1:]
+    w.retain_grad()
+    w.mul_(2)  # rebased through the base (CopySlices)
+    (v.clamp(0.0, 4.5).sum() + w.sum()).backward()
+    tr.grad("v.grad", v)
+    tr.grad("w.grad", w)
     tr.grad("x.grad", x)
 
 

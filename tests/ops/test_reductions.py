@@ -268,6 +268,23 @@ def test_softmax_last_axis_rows_with_nan_and_infinities_match_torch(op, dtype):
     compare(op, rows[:, :1], dtype)
 
 
+@pytest.mark.parametrize("shape, dim", [((), 0), ((3,), 0), ((2, 3), 1), ((2, 3), 0), ((3, 1), 0)])
+@pytest.mark.parametrize("expanded", [False, True], ids=["contiguous", "expanded"])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_backward_of_negative_zeros_gives_torchs_signs(name, shape, dim, expanded):
+    """PyTorch's last-axis kernel sums a row from its first element (a row of
+    -0. sums to -0., so the input gradient is +0.); its other kernels from +0.
+    (the input gradient is -0.). An expanded gradient (from sum()) too."""
+    grads = []
+    for lib in (nbgrad, torch):
+        x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
+        y = getattr(x, name)(dim)
+        g = lib.tensor(-0.0, dtype=lib.float64)
+        y.backward(g.expand(shape) if expanded else lib.full(shape, -0.0, dtype=lib.float64))
+        grads.append(x.grad)
+    np.testing.assert_array_equal(np.signbit(grads[0].numpy()), np.signbit(grads[1].numpy()))
+
+
 def test_softmax_sums_to_one_and_log_softmax_is_its_log():
     x = nbgrad.tensor(RANDOM * 30, dtype=nbgrad.float64)
     for dim in range(3):

@@ -87,11 +87,13 @@ def _softmax(x, out):
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _log_softmax_backward(g, y, out):
-    """grad - exp(y) * sum(grad), per row."""
+    """grad - exp(y) * sum(grad), per row. The sums start at -0., as
+    PyTorch's last-axis kernel starts from a row's first element: a row of
+    -0. gradients sums to -0., not +0. (so each input gradient is +0.)."""
     rows, cols = g.shape
     _exp_into(y, out)
     for i in range(rows):
-        s = 0.0
+        s = -0.0
         for j in range(cols):
             s += g[i, j]
         for j in range(cols):
@@ -100,10 +102,10 @@ def _log_softmax_backward(g, y, out):
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _softmax_backward(g, y, out):
-    """y * (grad - sum(grad * y)), per row."""
+    """y * (grad - sum(grad * y)), per row (the sums start at -0., as above)."""
     rows, cols = g.shape
     for i in range(rows):
-        s = 0.0
+        s = -0.0
         for j in range(cols):
             s += g[i, j] * y[i, j]
         for j in range(cols):
