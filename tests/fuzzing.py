@@ -100,6 +100,19 @@ DOCUMENTED = [
      "float32 or 8 float64 lanes with AVX-512), the scalar tail and strided loops std::max/"
      "std::min (the first); nbgrad always gives the first, so it agrees below one vector "
      "(tests/ops/test_table.py::test_a_tie_of_zeros_gives_the_first_operand)"),
+    (r"^(min|max|amin|amax): sign of zero$",
+     "PyTorch internals: which of tied +0 and -0 a full reduction keeps depends on how its "
+     "SIMD lanes split the elements (torch.tensor([0., 1., -0., 0., 1., -0.]).min() is +0. in "
+     "float64, -0. in float32; a 16-element amin differs likewise); nbgrad keeps a fixed "
+     "one. Reproducer: lib.cat([x, x], -1).min() for x = lib.tensor([[-0.366, 1.0, -0.0]], "
+     "dtype=lib.float64).clamp(0.0, 1.0)"),
+    (r"^setitem(\.mask)?=t: requires_grad$",
+     "PyTorch bug: writing a value that requires grad into a bool or integer tensor through "
+     "masked_fill_ (a mask and a one-element value) or fill_ (a basic key and a 0-d value) "
+     "records a grad_fn on the non-differentiable tensor (requires_grad True; copy_ does not), "
+     "and a backward through it then fails with an INTERNAL ASSERT (isDifferentiableType); "
+     "nbgrad records nothing, as copy_. Reproducer: x = lib.tensor([1.], requires_grad=True); "
+     "b = x.lt(2.); b[lib.tensor([True])] = x; b.requires_grad"),
 ]
 
 # Open divergences the fuzzer found that no strict xfail pins yet (each with a

@@ -141,6 +141,7 @@ def _on_cpu(expr, caller_info, callee_info):
 # float32 constants
 # --------------------------------------------------------------------------
 _ZERO32 = _f32(0.0)
+_SIGMOID_ZERO32 = _f32(-88.72283935546875)  # float32 exp(-x) is inf at and below this
 _HALF32 = _f32(0.5)
 _ONE32 = _f32(1.0)
 _TWO32 = _f32(2.0)
@@ -223,6 +224,7 @@ _COS32_3 = _f32(-2.708031559e-07)
 # float64 constants
 # --------------------------------------------------------------------------
 _ZERO64 = _f64(0.0)
+_SIGMOID_ZERO64 = _f64(-709.782712893384)  # log(DBL_MAX): exp(-x) overflows below this
 _HALF64 = _f64(0.5)
 _ONE64 = _f64(1.0)
 _TWO64 = _f64(2.0)
@@ -421,9 +423,11 @@ def tanh_f32(x):
 @_jitable
 def sigmoid_f32(x):
     # e = exp(-|x|) <= 1 never overflows; for x < 0 use e / (1 + e) so tiny
-    # results (down to denormals) keep their relative accuracy.
+    # results (down to denormals) keep their relative accuracy, except that
+    # PyTorch's 1 / (1 + exp(-x)) is exactly 0 once exp(-x) overflows: so is this.
     e = exp_f32(-abs(x))
-    return _div(_ONE32 if x >= _ZERO32 else e, _ONE32 + e)
+    y = _div(_ONE32 if x >= _ZERO32 else e, _ONE32 + e)
+    return _ZERO32 if x <= _SIGMOID_ZERO32 else y
 
 
 # ==========================================================================
@@ -537,7 +541,8 @@ def tanh_f64(x):
 @_jitable
 def sigmoid_f64(x):
     e = exp_f64(-abs(x))
-    return _div(_ONE64 if x >= _ZERO64 else e, _ONE64 + e)
+    y = _div(_ONE64 if x >= _ZERO64 else e, _ONE64 + e)
+    return _ZERO64 if x < _SIGMOID_ZERO64 else y  # as sigmoid_f32
 
 
 # ==========================================================================

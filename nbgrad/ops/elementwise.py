@@ -38,6 +38,8 @@ class _Recipe:
                 kinds = kinds[:k] + "s" + kinds[k + 1:]
             elif args[k].dtype is not dtype and k not in row.bool_inputs:  # masks stay bool
                 cast = True
+        if inplace and args[0].dtype is not dtype:  # the gradient comes in self's narrower dtype
+            cast = True
         self.kinds, self.cast = kinds, cast
         self.nones = (None,) * len(args)
         # The common case, saved without a loop: one saved tensor used as it is.
@@ -171,6 +173,8 @@ def _general_backward(node, grad):
     backend's fused kernel for the wanted inputs, ``grad`` itself for the passed ones."""
     recipe = node.recipe
     spec = recipe.spec
+    if recipe.cast and grad.dtype != recipe.dtype.numpy:  # PyTorch's formula promotes it
+        grad = recipe.backend.cast(grad, recipe.dtype.numpy)
     args = node.args
     if spec.saves:
         args = list(args)

@@ -148,15 +148,16 @@ class CopySlices(Node):
 def rebase_history(self, node):
     """Make ``node`` (built from the pre-write state) the history of ``self``."""
     base = self._base
-    if base is None:
-        old = self._grad_fn
-        if old is not None:  # retain_grad moves to the new history (not kept on both)
-            node.retained, old.retained = old.retained, None
-        self._grad_fn = node
-        return
-    base._grad_fn = CopySlices(base, self._view_fn, node)
-    self._view_version = -1  # re-derive this view's history from the base's
-    self.grad_fn
+    owner = self if base is None else base  # a write through a view rebases its base
+    if base is not None:
+        node = CopySlices(base, self._view_fn, node)
+    old = owner._grad_fn
+    if old is not None:  # retain_grad moves to the new history (not kept on both)
+        node.retained, old.retained = old.retained, None
+    owner._grad_fn = node
+    if base is not None:
+        self._view_version = -1  # re-derive this view's history from the base's
+        self.grad_fn
 
 
 def write(self, op_name, kernel, make_node, others_require_grad, checked=False):

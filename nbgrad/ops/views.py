@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from ..backends import backend_of
 from ..tape import grad_mode
 from ..tape.graph import Node
 from ..tensor import Tensor
@@ -206,8 +207,16 @@ def unsqueeze(self, dim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
                          f"but got {dim})")
     dim %= ndim
-    return make_view(self, "Unsqueeze", lambda a: a.reshape(a.shape[:dim] + (1,) + a.shape[dim:]),
-                     lambda g: g.squeeze(dim))
+    return make_view(self, "Unsqueeze", lambda a: _unsqueezed(a, dim), lambda g: g.squeeze(dim))
+
+
+def _unsqueezed(a, dim):
+    """``a`` with a new size-1 dim at ``dim``, of PyTorch's stride (that of the
+    dim it goes before times its size; one element at the end): the order of
+    dims a later result's layout follows (cat, clone) counts size-1 dims too."""
+    strides = list(a.strides)
+    strides.insert(dim, a.shape[dim] * a.strides[dim] if dim < a.ndim else a.itemsize)
+    return backend_of(a).as_strided(a, a.shape[:dim] + (1,) + a.shape[dim:], strides)
 
 
 @tensor_op()

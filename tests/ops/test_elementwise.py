@@ -743,3 +743,26 @@ def test_an_input_of_another_dtype_counts_as_its_cast_copy(op):
         b = L.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=L.float64).t()  # float64, (1, 2)
         return op(a, b)
     assert run(nbgrad).stride() == run(torch).stride()
+
+
+@pytest.mark.parametrize("op", ["div_", "mul_"])
+def test_an_inplace_op_with_a_wider_operand_computes_its_gradient_in_the_wider_dtype(op):
+    # PyTorch's formula promotes self's float32 gradient with the float64 operand:
+    # (1 / 1e-30) / 1e-30 overflows in float32, not in float64.
+    def run(L):
+        x = L.tensor([1.0, 2.0], dtype=L.float32)
+        y = L.tensor([1e-30, 3.0], dtype=L.float64).requires_grad_()
+        getattr(x, op)(y)
+        x.sum().backward()
+        return y.grad
+    np.testing.assert_array_equal(run(nbgrad).numpy(), run(torch).numpy())
+
+
+@pytest.mark.parametrize("dtype, values", [
+    ("float32", [-100.0, -88.72283935546875, -88.7, -50.0, 0.0]),
+    ("float64", [-720.0, -709.79, -709.78, -700.0, 0.0])])
+def test_sigmoid_is_zero_where_torchs_exp_overflows(dtype, values):
+    ours = nbgrad.tensor(values, dtype=getattr(nbgrad, dtype)).sigmoid().numpy()
+    theirs = torch.tensor(values, dtype=getattr(torch, dtype)).sigmoid().numpy()
+    np.testing.assert_array_equal(ours == 0, theirs == 0)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=0)

@@ -921,6 +921,20 @@ def chain_retain_grad_of_a_view_moves_with_its_rederived_history(lib, tr):
     tr.grad("x.grad", x)
 
 
+def chain_retain_grad_of_a_base_moves_to_its_copyslices(lib, tr):
+    # The fuzzer's "grad None in torch": a backward through the base's old history only.
+    w = lib.tensor([[1.0], [2.0]], requires_grad=True)
+    h = w * 3
+    before = h[0]  # reads the old history
+    h.retain_grad()
+    h[1:] = 2.0
+    before.sum().backward(retain_graph=True)
+    tr.grad("h.grad after a backward through the old history", h)
+    h.sum().backward()
+    tr.grad("h.grad", h)
+    tr.grad("w.grad", w)
+
+
 def chain_hook_registered_before_the_write(lib, tr):
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2

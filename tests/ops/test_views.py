@@ -90,6 +90,10 @@ CASES = [
     ("unsqueeze-negative-middle", (2, 3), lambda x, L: x.unsqueeze(-2)),
     ("unsqueeze-most-negative", (2, 3), lambda x, L: x.unsqueeze(-3)),
     ("unsqueeze-0d", (), lambda x, L: x.unsqueeze(0)),
+    # PyTorch keeps the other dims' strides, size-1 ones included (NumPy's reshape may not).
+    ("unsqueeze-of-transposed-size-1-dims", (1, 3, 1), lambda x, L: x.transpose(-1, -2).unsqueeze(2)),
+    ("unsqueeze-end-of-transposed", (1, 3, 1), lambda x, L: x.transpose(-1, -2).unsqueeze(3)),
+    ("unsqueeze-then-cat", (1, 3, 1), lambda x, L: L.cat([x.transpose(-1, -2).unsqueeze(2)] * 2, 1)),
     ("expand", (3, 1), lambda x, L: x.expand(3, 4)),
     ("expand-new-dims", (3, 1), lambda x, L: x.expand(2, 3, 4)),
     ("expand-minus-one", (3, 1), lambda x, L: x.expand(2, -1, 5)),
