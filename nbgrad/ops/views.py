@@ -214,9 +214,14 @@ def _unsqueezed(a, dim):
     """``a`` with a new size-1 dim at ``dim``, of PyTorch's stride (that of the
     dim it goes before times its size; one element at the end): the order of
     dims a later result's layout follows (cat, clone) counts size-1 dims too."""
+    out = a.reshape(a.shape[:dim] + (1,) + a.shape[dim:])
+    stride = a.shape[dim] * a.strides[dim] if dim < a.ndim else a.itemsize
+    kept = out.strides
+    if kept[dim] == stride and kept[:dim] + kept[dim + 1:] == a.strides:  # the common case
+        return out
     strides = list(a.strides)
-    strides.insert(dim, a.shape[dim] * a.strides[dim] if dim < a.ndim else a.itemsize)
-    return backend_of(a).as_strided(a, a.shape[:dim] + (1,) + a.shape[dim:], strides)
+    strides.insert(dim, stride)
+    return backend_of(a).as_strided(a, out.shape, strides)
 
 
 @tensor_op()
