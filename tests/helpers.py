@@ -199,3 +199,11 @@ def raises_like_torch(fn, *arrays, device, requires_grad=False, exact=True):
     if exact:
         assert normalize_error(str(ours)) == normalize_error(str(theirs)), (str(ours), str(theirs))
     return ours
+
+
+def deeply_nested(n):
+    """``1.0`` inside ``n`` nested lists (for recursion-depth cases)."""
+    data = 1.0
+    for _ in range(n):
+        data = [data]
+    return data

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import nbgrad
+from helpers import deeply_nested as _deep
 from differential import normalise
 from helpers import raised
 
@@ -23,13 +24,6 @@ def M(L):
 
 def I(L):  # noqa: E743 - an int64 tensor
     return L.tensor([1, 2, 3])
-
-
-def _deep(n):
-    data = 1.0
-    for _ in range(n):
-        data = [data]
-    return data
 
 
 CASES = [

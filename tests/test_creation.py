@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import nbgrad
+from helpers import deeply_nested as _deep
 from helpers import assert_same_error, cuda_only, dtype_name, on_device
 
 
@@ -18,13 +19,6 @@ def assert_same_tensor(ours, theirs, rtol=0.0, atol=0.0):
     assert ours.is_leaf and ours.grad_fn is None
     np.testing.assert_allclose(ours.detach().cpu().numpy(), theirs.detach().numpy(), rtol=rtol,
                                atol=atol)
-
-
-def _deep(n):
-    data = 1.0
-    for _ in range(n):
-        data = [data]
-    return data
 
 
 # ----------------------------------------------------------------- tensor
