@@ -105,10 +105,52 @@ def require():
     if reason is not None:
         raise RuntimeError(reason)
     _ready = True
-    if not _is_sim():
+    if _is_sim():
+        _serialize_simulator_shared_arrays()
+    else:
         # Small launches are normal for an autograd runtime; Numba would warn on each.
         from numba.cuda import config
         config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+
+
+def _serialize_simulator_shared_arrays():
+    """Make the simulator's ``cuda.shared.array`` safe for a block's threads.
+
+    numba-cuda's simulator (0.30) finds a block's shared array by the calling
+    line in a dict, checked and then filled with no lock; the block's threads
+    (Python threads) reach that line together, so two of them can each make
+    an array of their own and never see each other's writes: a reduction then
+    loses terms and a tiled matmul reads another thread's garbage, now and
+    then (tests/backends/cuda/test_cuda_simulator_shared.py). One lock around
+    the lookup gives every thread of the block the same array, as a GPU does."""
+    import sys
+    import threading
+
+    import numpy as np
+    from numba.core import types
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    shared = kernelapi.FakeCUDAShared
+    if getattr(shared.array, "_nbgrad_serialized", False):
+        return
+    original, lock = shared.array, threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if alignment is not None or shape == 0:  # refused, or dynamic: one buffer anyway
+            return original(self, shape, dtype, alignment)
+        frame = sys._getframe(1)  # the kernel's line, as the original keys it
+        caller = (frame.f_code.co_filename, frame.f_lineno)
+        with lock:
+            found = self._allocations.get(caller)
+            if found is None:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                found = self._allocations[caller] = np.empty(shape, dtype)
+        return found
+
+    array._nbgrad_serialized = True
+    shared.array = array
 
 
 def sm_count():
