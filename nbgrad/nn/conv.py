@@ -38,18 +38,8 @@ class Conv2d(_WeightedLayer):
                                   device)
 
     def forward(self, input):
-        shape = list(input.shape)
-        if len(shape) not in (3, 4) or shape[-3] != self.in_channels:
-            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input of shape "
-                               f"[N, {self.in_channels}, H, W] or [{self.in_channels}, H, W], got "
-                               f"shape {shape}")
-        if input.dtype is not self.weight.dtype:
-            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input of dtype "
-                               f"{self.weight.dtype}, got {input.dtype}")
-        try:
-            return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation)
-        except RuntimeError as error:
-            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): {error}") from None
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "

@@ -16,9 +16,13 @@ _where = op_table.BY_NAME["where"]
 _C_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
 
 
+_POSITIONS = {"input": 1, "weight": 2, "target": 2, "bias": 3}
+
+
 def _check_tensor(name, value, arg="input"):
     if not isinstance(value, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
+        raise TypeError(f"{name}(): argument '{arg}' (position {_POSITIONS[arg]}) must be Tensor, "
+                        f"not {type(value).__name__}")
 
 
 def _pair(value, name="kernel_size"):
@@ -122,7 +126,6 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                            f"input{list(x.shape)} to have {weight.shape[1]} channels, but got "
                            f"{x.shape[1]} channels instead")
     _same_device(input, weight)
-    _same_dtype("conv2d", input, weight)
     kernel = tuple(weight.shape[2:])
     pads = _conv_padding(padding, kernel, dilation, stride)
     padded = (x.shape[2] + pads[0] + pads[1], x.shape[3] + pads[2] + pads[3])
@@ -137,7 +140,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
                                f"1-dimensional with {weight.shape[0]} elements, but got bias of "
                                f"size {list(bias.shape)} instead")
-        _same_dtype("conv2d", input, bias)
+        if bias.dtype is not input.dtype:  # PyTorch checks the bias's dtype first
+            raise RuntimeError(f"Input type ({_C_NAMES[input.dtype.name].lower()}) and bias type "
+                               f"({_C_NAMES[bias.dtype.name].lower()}) should be the same")
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.tensor_type[:-6]} but found "
+                           f"{weight.dtype.tensor_type[:-6]}")
     if not x.is_floating_point():
         raise RuntimeError(f'"conv2d" not implemented for \'{_C_NAMES[x.dtype.name]}\'')
     out = _conv.conv2d(x, weight, bias, stride, pads, dilation)
@@ -164,9 +172,13 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation):
         if p < 0 or p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={p}, kernel_size={k} and dilation={d}")
-    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
-        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input, but got "
-                           f"input of size: {list(input.shape)}")
+    if name == "avg_pool2d":  # PyTorch reads input.size(-3) first
+        input.size(-3)
+    elif input.ndim not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:  # only the batch may be empty
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{list(input.shape)}")
     if not input.is_floating_point():
         raise RuntimeError(f'"{name}" not implemented for \'{_C_NAMES[input.dtype.name]}\'')
     return kernel, stride, padding, dilation
@@ -405,9 +417,12 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     classes = input._data.shape[class_dim]
     logp = input.log_softmax(class_dim)
     w = _weight_array(weight, classes, input)
-    if target.is_floating_point():
+    if target._data.shape == input._data.shape:  # PyTorch's rule: then class probabilities
         return _cross_entropy_probs(input, logp, target, w, classes, class_dim, reduction,
                                     label_smoothing)
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_C_NAMES[target.dtype.name]}")
     _check_targets(input, target)
     host_target = _host_targets(input, target)
     # NllLoss over LogSoftmax: the two nodes PyTorch's cross_entropy records.
@@ -432,11 +447,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 
 
 def _cross_entropy_probs(input, logp, target, w, classes, class_dim, reduction, label_smoothing):
-    if tuple(target.shape) != tuple(input.shape):
-        raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
-    if target.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {_C_NAMES[input.dtype.name]} but found "
-                           f"{_C_NAMES[target.dtype.name]}")
+    if not target.is_floating_point():
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, "
+                           f"got {_C_NAMES[target.dtype.name]}")
     if label_smoothing > 0:
         target = target * (1.0 - label_smoothing) + label_smoothing / classes
     product = logp * target

@@ -44,18 +44,7 @@ class Linear(_WeightedLayer):
         self._add_weight_and_bias((out_features, in_features), bias, dtype, device)
 
     def forward(self, input):
-        weight = self.weight  # a module attribute lookup (Module.__getattr__): read once
-        if isinstance(input, Tensor):  # F.linear names anything else in a TypeError
-            shape = input._data.shape
-            if not shape or shape[-1] != self.in_features:
-                raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input with "
-                                   f"last dimension {self.in_features}, got shape {list(shape)}")
-            if input.dtype is not weight.dtype:
-                raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input of "
-                                   f"dtype {weight.dtype}, got {input.dtype} (convert the input "
-                                   f"with .to({weight.dtype}) or the layer with "
-                                   f".to({input.dtype}))")
-        return F.linear(input, weight, self.bias)
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

@@ -3,21 +3,7 @@ from . import functional as F
 from .module import Module
 
 
-class _Pool2d(Module):
-    def _check(self, input):
-        shape = list(input.shape)
-        if len(shape) not in (3, 4):
-            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): expected input of shape "
-                               f"[N, C, H, W] or [C, H, W], got shape {shape}")
-
-    def _call(self, fn, *args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except RuntimeError as error:
-            raise RuntimeError(f"{self._get_name()}({self.extra_repr()}): {error}") from None
-
-
-class MaxPool2d(_Pool2d):
+class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
@@ -29,17 +15,15 @@ class MaxPool2d(_Pool2d):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        self._check(input)
-        return self._call(F.max_pool2d, input, self.kernel_size, self.stride, self.padding,
-                          self.dilation, ceil_mode=self.ceil_mode,
-                          return_indices=self.return_indices)
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(_Pool2d):
+class AvgPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
@@ -51,9 +35,8 @@ class AvgPool2d(_Pool2d):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        self._check(input)
-        return self._call(F.avg_pool2d, input, self.kernel_size, self.stride, self.padding,
-                          self.ceil_mode, self.count_include_pad, self.divisor_override)
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

@@ -77,6 +77,22 @@ def test_cross_entropy_probability_targets_match_torch(dtype, reduction):
            [x, p], dtype)
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_probabilities_of_another_dtype_promote_like_torch(smoothing):
+    """float64 probabilities for float32 logits: a float64 loss, both gradients."""
+    rng = np.random.default_rng(4)
+    x, p = rng.standard_normal((3, 4)).astype(np.float32), rng.dirichlet(np.ones(4), 3)
+    results = []
+    for lib in (nbgrad, torch):
+        logits, target = lib.tensor(x, requires_grad=True), lib.tensor(p, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(logits, target, label_smoothing=smoothing)
+        loss.backward()
+        results.append((loss, logits.grad, target.grad))
+    for ours, theirs in zip(*results):
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        assert_close(ours, theirs, "float32")  # from float32 log-probabilities
+
+
 def test_cross_entropy_all_ignored_mean_is_nan_like_torch():
     x = np.zeros((2, 3))
     out = F.cross_entropy(nbgrad.tensor(x), nbgrad.tensor([-100, -100]))
