@@ -52,12 +52,15 @@ class LinearBackward(Node):
 
     def backward(self, grad):
         weight, x = self.saved_values()
+        matmul = self.backend.matmul
         g2 = grad if grad.ndim == 2 else grad.reshape(-1, grad.shape[-1])
         grads = [None, None]
         if weight is not None:
-            grads[0] = g2 @ weight if grad.ndim == 2 else (g2 @ weight).reshape(self.x_shape)
+            grads[0] = matmul(g2, weight)
+            if grad.ndim != 2:
+                grads[0] = grads[0].reshape(self.x_shape)
         if x is not None:
-            grads[1] = g2.T @ (x if x.ndim == 2 else x.reshape(-1, x.shape[-1]))
+            grads[1] = matmul(g2.T, x if x.ndim == 2 else x.reshape(-1, x.shape[-1]))
         if self.has_bias:
             grads.append(self.backend.column_sums(g2) if self.needs_grad(2) else None)
         return grads
@@ -160,7 +163,7 @@ class ConvolutionBackward(Node):
             dx[...] = dxp[:, top:top + h, left:left + w, :].transpose(0, 3, 1, 2)
             grads[0] = dx
         if self.needs_grad(1):
-            dw2 = g2.T @ self.cols
+            dw2 = backend.matmul(g2.T, self.cols)
             grads[1] = backend.ascontiguous(dw2.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
         if self.has_bias:
             if not self.needs_grad(2):

@@ -1,6 +1,12 @@
 """The CPU backend: NumPy arrays, Numba-compiled elementwise kernels, NumPy's
 BLAS for products. Functions take and return raw arrays; the CUDA backend
-(``nbgrad.backends.cuda``) has the same functions over device arrays."""
+(``nbgrad.backends.cuda``) has the same functions over device arrays.
+
+What NumPy computes here runs with its floating-point warnings off
+(``_quiet``): PyTorch makes inf - inf or 0 * inf a NaN without a word, as
+nbgrad's compiled kernels do."""
+import functools
+
 import numba
 import numpy as np
 
@@ -21,6 +27,15 @@ put_per_row = loops.put_per_row
 optimizer_update = updates.optimizer_update
 optimizer_update_foreach = updates.optimizer_update_foreach
 update_foreach_below = updates.PARALLEL_THRESHOLD  # larger parameters take the parallel kernel
+
+
+def _quiet(fn):
+    """``fn`` run with NumPy's floating-point warnings off."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+    return run
 
 
 def empty(shape, dtype):
@@ -75,6 +90,7 @@ def ascontiguous(a):
     return a if a.flags.c_contiguous else np.array(a, order="C")
 
 
+@_quiet
 def cast(a, dtype):
     return a.astype(dtype)
 
@@ -91,6 +107,7 @@ def add_into(dst, src):
     memory.add_into(dst, src, elementwise.PARALLEL_THRESHOLD)
 
 
+@_quiet
 def sum_to_shape(grad, shape):
     """Undo broadcasting: sum the leading dimensions ``shape`` lacks and the
     dimensions where ``shape`` has size one."""
@@ -102,6 +119,7 @@ def sum_to_shape(grad, shape):
     return grad.reshape(shape)
 
 
+@_quiet
 def write_into_view(base, view_fn, values):
     """``base[view] = values`` where ``view_fn`` looks; where the view maps
     several elements onto one (an expand), each of their values is added there."""
@@ -122,6 +140,7 @@ def may_share_memory(a, b):
 _SKINNY = 64
 
 
+@_quiet
 def matmul(a, b):
     """NumPy's product; one of 2-D or batched operands is written into the
     caching allocator's memory (already-mapped pages: a fresh multi-megabyte
@@ -149,6 +168,7 @@ def swap_last(a):
 
 
 # Reductions return arrays (0-d for a full reduction), never NumPy scalars.
+@_quiet
 def reduce_sum(a, axis=None, keepdims=False, dtype=None):
     return np.asarray(np.sum(a, axis=axis, keepdims=keepdims, dtype=dtype))
 
@@ -270,6 +290,7 @@ def put_along_axis(a, indices, values, axis):
     np.put_along_axis(a, indices, values, axis)
 
 
+@_quiet
 def add_at(a, key, values):
     """``a[key] += values``, repeated indices accumulating."""
     np.add.at(a, key, values)

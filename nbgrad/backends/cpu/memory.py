@@ -1,7 +1,9 @@
-"""Copies and sums of large arrays, as the engine moves gradients: a leaf's
-copy of a gradient it may not keep, the sum of two gradients for one input.
-NumPy's would run on one thread and write into freshly mapped pages; these run
-one ``prange`` pass into the pool's memory (or in place)."""
+"""Copies and sums of gradients, as the engine moves them: a leaf's copy of a
+gradient it may not keep, the sum of two gradients for one input. For large
+arrays NumPy's would run on one thread and write into freshly mapped pages;
+these run one ``prange`` pass into the pool's memory (or in place). Sums of
+small arrays run a serial loop: compiled, so inf + -inf is a quiet NaN, as in
+PyTorch, where NumPy would warn."""
 import numpy as np
 
 from ..kernel_source import lazy_module
@@ -20,6 +22,12 @@ def copy(dst, src):
 @numba.njit(parallel=True, cache=True, nogil=True)
 def add(dst, a, b):
     for i in prange(dst.shape[0]):
+        dst[i] = a[i] + b[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def add_serial(dst, a, b):
+    for i in range(dst.shape[0]):
         dst[i] = a[i] + b[i]
 '''
 
@@ -48,21 +56,23 @@ def copy(a, threshold):
 
 def add(a, b, threshold):
     """``a + b`` as a new array (NumPy's broadcasting and promotion where the
-    parallel pass does not apply)."""
-    if a.size >= threshold:
-        flat = _flat(a, b)
-        if flat:
-            out = pool.empty(a.shape, a.dtype)
-            _kernels().add(out.reshape(-1), *flat)
-            return out
-    return np.asarray(np.add(a, b))  # 0-d inputs: an array, not a NumPy scalar
+    compiled passes do not apply)."""
+    flat = _flat(a, b)
+    if flat:
+        out = pool.empty(a.shape, a.dtype)
+        kernels = _kernels()
+        (kernels.add if a.size >= threshold else kernels.add_serial)(out.reshape(-1), *flat)
+        return out
+    with np.errstate(all="ignore"):
+        return np.asarray(np.add(a, b))  # 0-d inputs: an array, not a NumPy scalar
 
 
 def add_into(dst, src, threshold):
     """``dst += src``."""
-    if dst.size >= threshold:
-        flat = _flat(dst, src)
-        if flat:
-            _kernels().add(flat[0], flat[0], flat[1])
-            return
-    np.add(dst, src, out=dst)
+    flat = _flat(dst, src)
+    if flat:
+        kernels = _kernels()
+        (kernels.add if dst.size >= threshold else kernels.add_serial)(flat[0], flat[0], flat[1])
+        return
+    with np.errstate(all="ignore"):
+        np.add(dst, src, out=dst)
