@@ -1,9 +1,50 @@
 """Gradients of tensors: ``backward`` (accumulated into leaves' ``.grad``)
 and ``grad`` (returned), with PyTorch's checks on their arguments; the tape's
-engine does the work. ``nbgrad.autograd`` exports them."""
-from .tape.engine import run_backward
+engine does the work. ``nbgrad.autograd`` exports them.
+
+With ``create_graph=True`` the backward builds a graph of its own: gradients
+move as Tensors (:class:`GraphMoves`), every node's formula runs as taped ops
+(``Node.backward_graph``), and the gradients it returns can be
+differentiated again, to any order."""
+from .backends import layout
+from .tape import grad_mode
+from .tape.engine import RawMoves, run_backward
 from .tape.graph import grad_lock
 from .tensor import Tensor
+
+
+class GraphMoves:
+    """How gradients move through a backward that builds a graph: as Tensors,
+    summed and reduced by taped ops."""
+
+    @staticmethod
+    def backward(node, grad, retain_graph):
+        grads = node.backward_graph(grad)
+        if not retain_graph:
+            node.release_saved()
+        return grads
+
+    @staticmethod
+    def deliver(buffers, fresh, nxt, g, meta, is_fresh):
+        """``g`` reduced to the shape and cast to the dtype of the input
+        ``meta`` describes (the engine's rule, as taped ops), added to ``nxt``'s."""
+        if g._data.shape != meta.shape:
+            axes = layout.broadcast_axes(g._data.shape, meta.shape)
+            g = (g.sum(axes, keepdim=True) if axes else g).reshape(meta.shape)
+        if g.dtype is not meta.dtype:
+            g = g.to(meta.dtype)
+        previous = buffers.get(nxt)
+        buffers[nxt] = g if previous is None else previous + g
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    accumulate = staticmethod(RawMoves.accumulate)  # Tensor._accumulate_grad takes Tensors too
+    retain = staticmethod(RawMoves.retain)
+
+
+GRAPH = GraphMoves()
 
 
 def _as_tuple(x):
@@ -12,10 +53,11 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _root_gradients(outputs, grad_outputs):
+def _root_gradients(outputs, grad_outputs, graph=False):
     """Check the outputs and build the gradients that start backward, in
     PyTorch's order: each given pair first (extra gradients are ignored), then
-    the count, then whether every output requires grad."""
+    the count, then whether every output requires grad. Raw arrays, or with
+    ``graph`` Tensors (a given gradient keeps its history)."""
     grad_outputs = _as_tuple(grad_outputs)
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
@@ -28,6 +70,8 @@ def _root_gradients(outputs, grad_outputs):
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             data = out._backend.full(out._data.shape, 1, out.dtype.numpy)
+            if graph:
+                data = Tensor._wrap(data, out.dtype, out._backend)
         elif isinstance(g, Tensor):
             if g._data.shape != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
@@ -35,9 +79,12 @@ def _root_gradients(outputs, grad_outputs):
             if g._backend is not out._backend:
                 raise RuntimeError(f"invalid gradient at index {i} - expected device {out.device} "
                                    f"but got {g.device}")
-            data = g._data
-            if data.dtype != out.dtype.numpy:  # the engine works in each tensor's own dtype
-                data = out._backend.cast(data, out.dtype.numpy)
+            if graph:
+                data = g if g.dtype is out.dtype else g.to(out.dtype)
+            else:
+                data = g._data
+                if data.dtype != out.dtype.numpy:  # the engine works in each tensor's own dtype
+                    data = out._backend.cast(data, out.dtype.numpy)
         else:
             raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         grads.append(data)
@@ -56,19 +103,27 @@ def _root_gradients(outputs, grad_outputs):
     return roots, grads
 
 
-def _check_create_graph(create_graph):
-    if create_graph:
-        raise RuntimeError("nbgrad does not support higher-order gradients (create_graph=True)")
-
-
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves
-    (only of ``inputs`` when given)."""
-    _check_create_graph(create_graph)
+    """backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None)
+
+    Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's
+    leaves (only of ``inputs`` when given). ``retain_graph`` (default:
+    ``create_graph``) keeps the saved values for another backward;
+    ``create_graph`` records the backward itself, so the gradients can be
+    differentiated again."""
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph:
+        with grad_mode.enable_grad():
+            return _backward(tensors, grad_tensors, bool(retain_graph), inputs, GRAPH)
+    return _backward(tensors, grad_tensors, bool(retain_graph), inputs, None)
+
+
+def _backward(tensors, grad_tensors, retain_graph, inputs, moves):
     tensors = _as_tuple(tensors)
-    roots, grads = _root_gradients(tensors, grad_tensors)
+    roots, grads = _root_gradients(tensors, grad_tensors, moves is not None)
     if inputs is None:
-        run_backward(roots, grads, bool(retain_graph))
+        run_backward(roots, grads, retain_graph, moves=moves)
         return
     inputs = _as_tuple(inputs)
     if not inputs:
@@ -79,7 +134,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                                f"{type(t).__name__}")
         if not t.requires_grad:  # PyTorch's wording: backward(inputs=) retains their grads
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    captured = _run_captured(roots, grads, bool(retain_graph), inputs)
+    captured = _run_captured(roots, grads, retain_graph, inputs, moves)
     for t, g in zip(inputs, captured):
         if g is not None:
             with grad_lock(t):
@@ -105,24 +160,36 @@ def tensor_backward(tensor, gradient, retain_graph, create_graph, inputs):
     backward((tensor,), gradient, retain_graph, create_graph, inputs)
 
 
-def _run_captured(roots, grads, retain_graph, inputs):
+def _run_captured(roots, grads, retain_graph, inputs, moves=None):
     for t in inputs:
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     edges = [t._gradient_edge() for t in inputs]  # None: a view made in no_grad mode
     capture = dict.fromkeys(e for e in edges if e is not None)
-    run_backward(roots, grads, retain_graph, capture=capture)
+    run_backward(roots, grads, retain_graph, capture=capture, moves=moves)
     return [None if e is None else capture[e] for e in edges]
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False):
-    """Gradients of ``outputs`` with respect to ``inputs``, returned rather
-    than accumulated into ``.grad``."""
-    _check_create_graph(create_graph)
+    """grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False)
+
+    The gradients of ``outputs`` with respect to ``inputs``, returned rather
+    than accumulated into ``.grad``. With ``create_graph`` they have
+    histories (and can be differentiated again); ``retain_graph`` defaults
+    to ``create_graph``."""
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph:
+        with grad_mode.enable_grad():
+            return _grad(outputs, inputs, grad_outputs, bool(retain_graph), allow_unused, GRAPH)
+    return _grad(outputs, inputs, grad_outputs, bool(retain_graph), allow_unused, None)
+
+
+def _grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, moves):
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
-    roots, grads = _root_gradients(outputs, grad_outputs)
-    captured = _run_captured(roots, grads, bool(retain_graph), inputs)
+    roots, grads = _root_gradients(outputs, grad_outputs, moves is not None)
+    captured = _run_captured(roots, grads, retain_graph, inputs, moves)
     result = []
     for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
@@ -131,6 +198,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "been used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
             result.append(None)
+        elif moves is not None:  # a Tensor with its history
+            result.append(g)
         else:
             result.append(Tensor._wrap(t._backend.copy(g), t.dtype, t._backend))
     return tuple(result)

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import dtypes
 from .tape import grad_mode
-from .tape.graph import AccumulateGrad, compile_function, indent
+from .tape.graph import AccumulateGrad, Node, SavedTensor, compile_function, indent
 from .tape.version_counter import VersionCounter
 from .backends import backend_of, cpu, layout
 from .device import device as _device
@@ -387,7 +387,13 @@ class Tensor:
 
     def _accumulate_grad(self, grad, owned=False):
         """``owned``: ``grad`` is a new buffer that nothing else references
-        (the engine's call), so the first gradient keeps it instead of a copy."""
+        (the engine's call), so the first gradient keeps it instead of a copy.
+        A Tensor ``grad`` (a backward that builds a graph) is accumulated by
+        taped ops, as PyTorch's AccumulateGrad does in grad mode: a clone,
+        then out-of-place sums, so ``.grad`` keeps its history."""
+        if grad.__class__ is Tensor:
+            self._grad = grad.clone() if self._grad is None else self._grad + grad
+            return
         if self._grad is None:
             data = self._data
             if data.ndim > 1 and not (data.flags.c_contiguous and grad.flags.c_contiguous):
@@ -404,7 +410,9 @@ class Tensor:
     def _set_retained_grad(self, grad):
         """PyTorch's retain_grad hook: the first gradient is kept as a C-order
         copy (clone(memory_format=contiguous_format)), not by the leaf contract."""
-        if self._grad is None:
+        if grad.__class__ is Tensor:  # a backward that builds a graph
+            self._grad = grad.contiguous().clone() if self._grad is None else self._grad + grad
+        elif self._grad is None:
             self._grad = Tensor._from_op(self._backend.copy(grad), None, self.dtype, self._backend)
         else:
             self._accumulate_grad(grad)
@@ -475,6 +483,8 @@ def _array_hook(hook):
     shown as a Tensor on its device and what the hook returns is checked as
     PyTorch checks it (same dtype, device and size)."""
     def run(grad):
+        if grad.__class__ is Tensor:  # a backward that builds a graph
+            return _checked_hook_result(hook, grad, hook(grad))
         backend = backend_of(grad)
         result = hook(Tensor._wrap(grad, backend=backend))
         if result is None:
@@ -492,6 +502,45 @@ def _array_hook(hook):
         return result._data
     run.hook = hook
     return run
+
+
+def _checked_hook_result(hook, grad, result):
+    """A hook's result for a Tensor gradient, checked as PyTorch checks it."""
+    if result is None:
+        return grad
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if result.dtype is not grad.dtype or result._backend is not grad._backend:
+        was, got = (("cuda." if t._backend.name == "cuda" else "") + t.dtype.tensor_type
+                    for t in (grad, result))
+        raise RuntimeError(f"hook '{name}' has changed the type of value "
+                           f"(was nbgrad.{was} got nbgrad.{got})")
+    if result._data.shape != grad._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return result
+
+
+def _saved_as_tensor(saved, node):
+    """A saved value as a Tensor with the history it had (a backward that
+    builds a graph reads its saved values so): an input is the tensor itself
+    while it lives and holds that value, else a tensor over the value with
+    the history it had when saved; an output is a tensor made by ``node``."""
+    data = saved.unpack()  # the version checks, the second-backward error
+    ref = saved.tensor_ref
+    if ref is not None:
+        tensor = ref()
+        if tensor is not None and tensor._data is data:
+            return tensor
+        history = saved.history
+    else:
+        history = node
+    dtype = dtypes.from_numpy_dtype(data.dtype)
+    return Tensor._from_op(data, history if isinstance(history, Node) else None, dtype,
+                           backend_of(data))
+
+
+SavedTensor.to_tensor = staticmethod(_saved_as_tensor)
 
 
 def no_grad_view_error(view, modified):

@@ -14,6 +14,16 @@ allocate as they always did. Empty results are always C order."""
 from types import SimpleNamespace
 
 
+def broadcast_axes(grad_shape, shape):
+    """The axes of a gradient of ``grad_shape`` that undoing a broadcast to it
+    from ``shape`` sums: the leading ones ``shape`` lacks and those where
+    ``shape`` has size one (the sum keeps them, and a reshape drops the
+    leading ones)."""
+    lead = len(grad_shape) - len(shape)
+    return tuple(range(lead)) + tuple(
+        lead + k for k, n in enumerate(shape) if n == 1 and grad_shape[lead + k] != 1)
+
+
 def _element_strides(a):
     itemsize = a.itemsize
     return tuple(s // itemsize for s in a.strides)

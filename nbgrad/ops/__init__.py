@@ -6,7 +6,7 @@ operators.
 from ..declarations.op_table import BY_NAME, ROWS
 from ..tensor import Tensor
 from . import (arithmetic, copying, indexing, joining, linalg, reductions,  # noqa: F401  (declare)
-               registry, straight_line, views)
+               registry, straight_line, taped, views)
 from .arithmetic import clamp, pow, where  # noqa: A004
 from .elementwise import apply, apply_inplace
 

@@ -10,6 +10,7 @@ from ..tape import grad_mode
 from ..tape.grad_mode import _state as _grad_state
 from ..tape.graph import Node, SavedTensor, SavedValue, edge_of, fill_node, input_meta
 from ..backends import layout
+from ..declarations.derivation import derivative_row
 from ..declarations.row import Row
 from ..tensor import Tensor
 from . import mutation
@@ -144,6 +145,32 @@ class ElementwiseBackward(Node):
     def backward_and_release(self, grad):
         self._specialize()
         return self.backward_and_release(grad)
+
+    def backward_graph(self, grad):
+        """The gradients as taped ops (a backward that builds a graph): each
+        wanted input's derivative is its derivative row
+        (``declarations.derivation``) applied to ``grad`` and the saved
+        values, which keep their histories, so it can be differentiated again."""
+        recipe = self.recipe
+        row, spec = recipe.row, recipe.spec
+        if not row.differentiable:  # a comparison written in place: zero gradient
+            zeros = grad._backend.zeros(grad._data.shape, grad.dtype.numpy)
+            return [None if e is None else Tensor._wrap(zeros, grad.dtype, grad._backend)
+                    for e in self.next_edges]
+        values = {"g": grad}
+        for k in spec.saves:
+            saved = self.args[k]
+            values[row.inputs[k]] = (saved.to_tensor(saved, self) if saved.__class__ is SavedTensor
+                                     else saved.unpack())
+        if self.out.__class__ is SavedTensor:
+            values["out"] = self.out.to_tensor(self.out, self)
+        result = [None] * len(self.args)
+        for i in spec.passed:
+            result[i] = grad
+        for i in spec.wanted:
+            derivative = derivative_row(row, i)
+            result[i] = derivative(*(values[p] for p in derivative.parent_params))
+        return result
 
     def _specialize(self):
         from .straight_line import backward  # (straight_line builds on this module)

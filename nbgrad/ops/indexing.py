@@ -318,12 +318,12 @@ def _view(self, view_key, name):
         self._data[key]
     except IndexError as error:
         raise _index_error(error) from None
-    shape, backend = self._data.shape, self._backend
+    shape = self._data.shape
 
     def view_fn(a):  # (its dims from None have strides, not 0: the gradient's scatter copies)
         return _basic_view(a, key)
     return make_view(self, name, view_fn,
-                     lambda g: arrays.scatter_into_view(backend, shape, view_fn, g))
+                     lambda g, xp: xp.scatter_into_view(shape, view_fn, g))
 
 
 def _zero_dim_check(self, key):

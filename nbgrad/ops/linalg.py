@@ -8,8 +8,8 @@ from ..tape import grad_mode
 from ..tape.graph import Node
 from ..tensor import Tensor
 from .elementwise import _TYPE_NAMES, _device_error
+from .arrays import ops_for
 from .registry import tensor_op
-from ..declarations.op_table import BY_NAME
 
 
 class MatmulBackward(Node):
@@ -31,17 +31,18 @@ class MatmulBackward(Node):
         return self._op_name
 
     def backward(self, grad):
-        b, a = self.saved_values()
-        backend, swap = self.backend, self.backend.swap_last
+        xp = ops_for(grad)
+        b, a = self.saved_values(xp.graph)
+        shape = tuple(grad.shape)
         if self.b_vector:  # restore the squeezed dims, last one first
-            grad = grad.reshape(grad.shape + (1,))
-            b = b if b is None else b.reshape(-1, 1)
+            grad = xp.reshape(grad, shape + (1,))
+            b = b if b is None else xp.reshape(b, (-1, 1))
         if self.a_vector:
-            grad = grad.reshape(grad.shape[:-1] + (1,) + grad.shape[-1:])
-            a = a if a is None else a.reshape(1, -1)
+            grad = xp.reshape(grad, tuple(grad.shape[:-1]) + (1,) + tuple(grad.shape[-1:]))
+            a = a if a is None else xp.reshape(a, (1, -1))
         # PyTorch's dot and mv gradients (grad * other, ger) for a vector other are outer products.
-        grad_a = _product(backend, grad, swap(b), outer=self.b_vector) if b is not None else None
-        grad_b = _product(backend, swap(a), grad, outer=self.a_vector and self.b_vector) \
+        grad_a = _product(xp, grad, xp.swap_last(b), outer=self.b_vector) if b is not None else None
+        grad_b = _product(xp, xp.swap_last(a), grad, outer=self.a_vector and self.b_vector) \
             if a is not None else None
         if self.a_vector and grad_a is not None:
             grad_a = grad_a.squeeze(-2)
@@ -50,20 +51,17 @@ class MatmulBackward(Node):
         return [grad_a, grad_b]
 
 
-def _product(backend, a, b, outer=False):
-    """``a @ b`` of raw arrays, with PyTorch's signs of zero where its BLAS
-    (MKL) forms the products themselves rather than adding them to +0, as
-    NumPy does: a 2-D product over one term with more than one row and
-    column (gemm; with one row or column, gemv adds), or an outer product
-    (``outer``: PyTorch's ger and mul in the dot and mv gradients)."""
-    if (a.ndim == b.ndim == 2 and a.shape[1] == 1 and a.dtype.kind == "f"
+def _product(xp, a, b, outer=False):
+    """``a @ b`` with the formula operations ``xp``, with PyTorch's signs of
+    zero where its BLAS (MKL) forms the products themselves rather than
+    adding them to +0, as NumPy does: a 2-D product over one term with more
+    than one row and column (gemm; with one row or column, gemv adds), or an
+    outer product (``outer``: PyTorch's ger and mul in the dot and mv
+    gradients)."""
+    if (a.ndim == b.ndim == 2 and a.shape[1] == 1 and (xp.graph or a.dtype.kind == "f")
             and (outer or (a.shape[0] > 1 and b.shape[1] > 1))):
-        shape = (a.shape[0], b.shape[1])
-        out = backend.empty(shape, a.dtype)
-        backend.elementwise_forward(BY_NAME["mul"], out, [backend.broadcast_to(a, shape),
-                                                         backend.broadcast_to(b, shape)])
-        return out
-    return backend.matmul(a, b)
+        return xp.run("mul", a, b)  # (m, 1) * (1, n)
+    return xp.matmul(a, b)
 
 
 def _dims(shape):
@@ -217,7 +215,7 @@ def matmul(a, b):
     # A vector is a matrix with one row (left) or one column (right), squeezed after.
     a_data = a._data.reshape(1, -1) if a.ndim == 1 else a._data
     b_data = b._data.reshape(-1, 1) if b.ndim == 1 else b._data
-    data = _product(a._backend, a_data, b_data) if op_name == "Mm" else \
+    data = _product(ops_for(a_data), a_data, b_data) if op_name == "Mm" else \
         a._backend.matmul(a_data, b_data)
     if a.ndim == 1:
         data = data.squeeze(-2)

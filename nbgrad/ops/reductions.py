@@ -12,6 +12,7 @@ from ..tape.graph import Node, SavedTensor, SavedValue
 from ..backends import backend_of, layout
 from ..tensor import Tensor
 from . import arrays
+from .arrays import ops_for
 from .registry import tensor_op
 
 
@@ -82,10 +83,11 @@ class SumBackward(Node):
         self.scale = scale  # 1/n for mean
 
     def backward(self, grad):
-        grad = grad.reshape(self.kept)
+        xp = ops_for(grad)
+        grad = xp.reshape(grad, self.kept)
         if self.scale is not None:
-            grad = grad * grad.dtype.type(self.scale)
-        return [backend_of(grad).broadcast_to(grad, self.shape)]
+            grad = xp.scale(grad, self.scale)
+        return [xp.broadcast_to(grad, self.shape)]
 
 
 class MeanBackward(SumBackward):

@@ -11,11 +11,13 @@ from ..tape import grad_mode
 from ..tape.graph import Node
 from ..tensor import Tensor
 from . import arrays
+from .arrays import ops_for
 from .registry import tensor_op
 
 
 class ShapeBackward(Node):
-    """Backward of a shape op: ``inverse`` maps the output's gradient to the input's."""
+    """Backward of a shape op: ``inverse(grad, xp)`` maps the output's
+    gradient to the input's with the formula operations ``xp``."""
 
     __slots__ = ("_op_name", "inverse")
 
@@ -29,7 +31,7 @@ class ShapeBackward(Node):
         return self._op_name
 
     def backward(self, grad):
-        return [self.inverse(grad)]
+        return [self.inverse(grad, ops_for(grad))]
 
 
 class _ChainedView:
@@ -122,7 +124,8 @@ def view(self, *shape):
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
     in_shape = self._data.shape
-    return make_view(self, "View", lambda a: a.reshape(shape), lambda g: g.reshape(in_shape))
+    return make_view(self, "View", lambda a: a.reshape(shape),
+                     lambda g, xp: xp.reshape(g, in_shape))
 
 
 @tensor_op()
@@ -134,11 +137,12 @@ def reshape(self, *shape):
     except ValueError:  # not expressible as a view: copy, as PyTorch does
         in_shape = self._data.shape
         return _copying_shape_op(self, "UnsafeView", self._data.reshape(shape),
-                                 lambda g: g.reshape(in_shape))
+                                 lambda g, xp: xp.reshape(g, in_shape))
     if self.is_contiguous():
         return view(self, shape)
     in_shape = self._data.shape  # a view of a non-contiguous tensor: PyTorch's _reshape_alias
-    return make_view(self, "ReshapeAlias", lambda a: a.reshape(shape), lambda g: g.reshape(in_shape))
+    return make_view(self, "ReshapeAlias", lambda a: a.reshape(shape),
+                     lambda g, xp: xp.reshape(g, in_shape))
 
 
 @tensor_op()
@@ -168,15 +172,17 @@ def permute(self, *dims):
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     inverse = tuple(np.argsort(dims))
-    return make_view(self, "Permute", lambda a: a.transpose(dims), lambda g: g.transpose(inverse))
+    return make_view(self, "Permute", lambda a: a.transpose(dims),
+                     lambda g, xp: xp.permute(g, inverse))
 
 
 @tensor_op()
 def transpose(self, dim0, dim1):
     if self.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return make_view(self, "Transpose", lambda a: a, lambda g: g)
+        return make_view(self, "Transpose", lambda a: a, lambda g, xp: g)
     d0, d1 = self._dim(dim0), self._dim(dim1)
-    return make_view(self, "Transpose", lambda a: a.swapaxes(d0, d1), lambda g: g.swapaxes(d0, d1))
+    return make_view(self, "Transpose", lambda a: a.swapaxes(d0, d1),
+                     lambda g, xp: xp.swapaxes(g, d0, d1))
 
 
 @tensor_op()
@@ -184,8 +190,8 @@ def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
     if self.ndim < 2:
-        return make_view(self, "T", lambda a: a, lambda g: g)
-    return make_view(self, "T", lambda a: a.swapaxes(0, 1), lambda g: g.swapaxes(0, 1))
+        return make_view(self, "T", lambda a: a, lambda g, xp: g)
+    return make_view(self, "T", lambda a: a.swapaxes(0, 1), lambda g, xp: xp.swapaxes(g, 0, 1))
 
 
 @tensor_op()
@@ -197,7 +203,7 @@ def squeeze(self, dim=None):
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = tuple(k for k in (self._dim(d) for d in dims) if self.ndim and shape[k] == 1)
     return make_view(self, "Squeeze", lambda a: a.squeeze(dims),
-                     lambda g: g.reshape(shape))
+                     lambda g, xp: xp.reshape(g, shape))
 
 
 @tensor_op()
@@ -207,7 +213,8 @@ def unsqueeze(self, dim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
                          f"but got {dim})")
     dim %= ndim
-    return make_view(self, "Unsqueeze", lambda a: _unsqueezed(a, dim), lambda g: g.squeeze(dim))
+    return make_view(self, "Unsqueeze", lambda a: _unsqueezed(a, dim),
+                     lambda g, xp: xp.squeeze_dims(g, (dim,)))
 
 
 def _unsqueezed(a, dim):
@@ -252,7 +259,7 @@ def expand(self, *sizes):
     target = tuple(target)
     backend = self._backend
     return make_view(self, "Expand", lambda a: _broadcast_view(backend, a, target),
-                     lambda g: backend.sum_to_shape(g, shape))
+                     lambda g, xp: xp.sum_to_shape(g, shape))
 
 
 def _broadcast_view(backend, a, target):
@@ -310,10 +317,55 @@ class AsStridedBackward(Node):
         self.dtype = base._data.dtype
 
     def backward(self, grad):
-        meta = self.input_meta[0]
-        if meta is None:  # the base needs no gradient (a leaf view of a plain tensor), as in PyTorch
-            return [None]
-        return [arrays.scatter_into_view(meta.backend, self.base_shape, self.view_fn, grad)]
+        if self.input_meta[0] is None:  # the base needs no gradient (a leaf view of a plain
+            return [None]               # tensor), as in PyTorch
+        return [ops_for(grad).scatter_into_view(self.base_shape, self.view_fn, grad)]
 
 
 Tensor._view_replay = AsStridedBackward
+
+
+# -- a view and its adjoint as ops of their own: the gradient of a view is
+# zeros with the gradient written where the view looks, whose gradient is the
+# view again. Backward formulas reach them through ``arrays.ops_for`` so a
+# view's gradient can be differentiated to any order.
+class ApplyViewBackward(Node):
+    __slots__ = ("view_fn", "base_shape")
+    op_name = "AsStrided"
+
+    def __init__(self, source, view_fn, base_shape):
+        super().__init__([source])
+        self.view_fn, self.base_shape = view_fn, base_shape
+
+    def backward(self, grad):
+        return [ops_for(grad).scatter_into_view(self.base_shape, self.view_fn, grad)]
+
+
+class ScatterIntoViewBackward(Node):
+    __slots__ = ("view_fn", "base_shape")
+    op_name = "AsStridedScatter"
+
+    def __init__(self, source, view_fn, base_shape):
+        super().__init__([source])
+        self.view_fn, self.base_shape = view_fn, base_shape
+
+    def backward(self, grad):
+        return [ops_for(grad).apply_view(grad, self.view_fn, self.base_shape)]
+
+
+def apply_view(self, view_fn, base_shape):
+    """``view_fn`` (a view of raw arrays of ``base_shape``) applied to ``self``, copied."""
+    out = ops_for(self._data).apply_view(self._data, view_fn, base_shape)
+    node = ApplyViewBackward(self, view_fn, base_shape) if _recording(self) else None
+    return Tensor._from_op(out, node, self.dtype, self._backend)
+
+
+def scatter_into_view(self, view_fn, base_shape):
+    """Zeros of ``base_shape`` with ``self`` written where ``view_fn`` looks."""
+    out = ops_for(self._data).scatter_into_view(base_shape, view_fn, self._data)
+    node = ScatterIntoViewBackward(self, view_fn, base_shape) if _recording(self) else None
+    return Tensor._from_op(out, node, self.dtype, self._backend)
+
+
+def _recording(t):
+    return grad_mode.is_grad_enabled() and t.requires_grad

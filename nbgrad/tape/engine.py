@@ -3,6 +3,13 @@
 Broadcasting and dtype promotion are undone here, once, for every node: a node
 returns gradients in the shape of its output and the engine reduces each to the
 shape (and casts to the dtype) of the input it belongs to.
+
+Gradients are raw backend arrays, except when the backward builds a graph of
+its own (``create_graph=True``): then they are values of the layer above
+(Tensors), and a ``moves`` object of that layer says how they are shaped,
+summed, accumulated and passed through a node (see :class:`RawMoves`, the
+arrays' own). A plain backward without ``inputs`` takes the fast loop
+``_run``; every other takes the general loop ``_run_general``.
 """
 import heapq
 import itertools
@@ -62,7 +69,7 @@ def _hooks_of(node):
     return node.variable._hooks if node.__class__ is AccumulateGrad else node.pre_hooks
 
 
-def _run_pre_hooks(node, grad):
+def _run_pre_hooks(node, grad, moves=None):
     hooks = _hooks_of(node)
     if hooks:  # hooks on arrays (Tensor.register_hook adapts a user's hook)
         for hook in list(hooks):
@@ -72,31 +79,33 @@ def _run_pre_hooks(node, grad):
     retained = node.retained and node.retained()
     if retained is not None:
         with grad_lock(retained):
-            retained._set_retained_grad(grad)
+            (moves or RAW).retain(retained, grad)
     return grad
 
 
-def run_backward(roots, root_grads, retain_graph, capture=None):
+def run_backward(roots, root_grads, retain_graph, capture=None, moves=None):
     """Propagate ``root_grads`` from ``roots``. With ``capture`` (a dict keyed by
     node), gradients reaching those nodes are stored there instead of being
-    accumulated, and only the part of the graph that leads to them runs."""
-    if len(roots) == 1 and capture is None:  # one root: nothing leads into it
+    accumulated, and only the part of the graph that leads to them runs.
+    ``moves``: how gradients move (None: raw arrays, :data:`RAW`)."""
+    if len(roots) == 1 and capture is None and moves is None:  # nothing leads into one root
         _run(_count_dependencies(roots), {}, [], roots[0], root_grads[0], None, retain_graph)
         return
+    moves = moves or RAW
     deps = _count_dependencies(roots)
     buffers = {}
     for node, grad in zip(roots, root_grads):
-        buffers[node] = buffers[node] + grad if node in buffers else grad
+        buffers[node] = moves.add(buffers[node], grad) if node in buffers else grad
     # Ready nodes run latest-made first (PyTorch's order: it decides, for
     # instance, which error a graph with several problems reports).
     order = itertools.count()
     ready = [(-node.sequence_nr, next(order), node) for node in dict.fromkeys(roots)
              if deps[node] == 0]
     heapq.heapify(ready)
-    if capture is not None:
-        _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots)
-    else:
+    if capture is None and moves is RAW:
         _run(deps, buffers, ready, None, None, order, retain_graph)
+    else:
+        _run_general(deps, buffers, ready, order, retain_graph, capture, roots, moves)
 
 
 def _run(deps, buffers, ready, pending, pending_grad, order, retain_graph):
@@ -214,30 +223,58 @@ def _deliver(buffers, fresh, nxt, g, meta, is_fresh):
         fresh.add(nxt)
 
 
-def _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots):
-    """``run_backward`` for ``autograd.grad`` and ``backward(inputs=)``: only
-    the nodes leading to a captured one run, and gradients reaching a
-    captured node are stored in ``capture``, never accumulated."""
-    useful = _nodes_leading_to(set(capture), roots)
+class RawMoves:
+    """How raw gradient arrays move through the general loop."""
+
+    @staticmethod
+    def backward(node, grad, retain_graph):
+        return node.backward(grad) if retain_graph else node.backward_and_release(grad)
+
+    deliver = staticmethod(_deliver)
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def accumulate(sink, grad, owned):
+        sink.accumulate(grad, owned)
+
+    @staticmethod
+    def retain(tensor, grad):
+        tensor._set_retained_grad(grad)
+
+
+RAW = RawMoves()
+
+
+def _run_general(deps, buffers, ready, order, retain_graph, capture, roots, moves):
+    """The engine's general loop: ``autograd.grad`` and ``backward(inputs=)``
+    (``capture``: only the nodes leading to a captured one run, and gradients
+    reaching a captured node are stored there, never accumulated), and any
+    backward whose gradients move by ``moves`` other than as raw arrays."""
+    useful = None if capture is None else _nodes_leading_to(set(capture), roots)
     fresh = set()
     heappop, heappush = heapq.heappop, heapq.heappush
     while ready:
         node = heappop(ready)[2]
         grad = buffers.pop(node, None)
+        owned = node in fresh
         fresh.discard(node)
         accumulator = node.__class__ is AccumulateGrad
-        if grad is None or node not in useful:
-            grads = ()
-        else:
-            if node.retained is not None or (
-                    node.variable._hooks if accumulator else node.pre_hooks):
-                grad = _run_pre_hooks(node, grad)
-            if node in capture:
+        grads = ()
+        if grad is not None and (useful is None or node in useful):
+            hooks = node.variable._hooks if accumulator else node.pre_hooks
+            if node.retained is not None or hooks:
+                grad = _run_pre_hooks(node, grad, moves)
+                owned = owned and not hooks  # a hook may keep the gradient it was given
+            if capture is not None and node in capture:
                 capture[node] = grad
-            if accumulator or not any(n in useful for n in node.next_edges if n is not None):
-                grads = ()  # nothing further to compute, never accumulate
-            else:
-                grads = node.backward(grad) if retain_graph else node.backward_and_release(grad)
+            elif accumulator and capture is None:
+                moves.accumulate(node, grad, owned)
+            if not accumulator and (useful is None or any(
+                    n in useful for n in node.next_edges if n is not None)):
+                grads = moves.backward(node, grad, retain_graph)
         returns_fresh = node.returns_fresh
         metas = node.input_meta
         i = -1
@@ -247,7 +284,7 @@ def _run_capturing(deps, buffers, ready, order, retain_graph, capture, roots):
                 continue
             g = grads[i] if grads else None
             if g is not None:
-                _deliver(buffers, fresh, nxt, g, metas[i], returns_fresh and g is not grad)
+                moves.deliver(buffers, fresh, nxt, g, metas[i], returns_fresh and g is not grad)
             left = deps[nxt] - 1
             deps[nxt] = left
             if not left:

@@ -133,12 +133,19 @@ def input_meta(tensor):
 class SavedTensor:
     """A tensor value saved for backward, checked against its version counter."""
 
-    __slots__ = ("data", "counter", "version", "tensor_ref", "producer")
+    __slots__ = ("data", "counter", "version", "tensor_ref", "producer", "history")
 
     # A saved output must not hold its own node (a cycle): errors name the
     # node that saved it, as PyTorch does. A saved input is named by its
     # current history, read through a weak reference while it lives, else by
-    # the node that made it (``producer``: that node, or a name).
+    # the node that made it (``producer``: that node, or a name). ``history``
+    # is the input's history when saved (None for an output: the node that
+    # saved it), which a backward that builds a graph gives the value back.
+
+    # ``to_tensor(saved, node)``: the saved value as a value of the layer
+    # above (a Tensor) with its history, for a backward that builds a graph;
+    # ``node`` saved it. Set by that layer (the tape knows no Tensor).
+    to_tensor = None
     @staticmethod
     def input_lines(s, t):
         """Lines that fill SavedTensor ``s`` from tensor ``t``, an op's input
@@ -150,7 +157,7 @@ class SavedTensor:
                 f"{s}.counter = c",
                 f"{s}.version = c.value",
                 f"{s}.tensor_ref = weak_ref({t})",
-                f"{s}.producer = {t}._grad_fn"]
+                f"{s}.producer = {s}.history = {t}._grad_fn"]
 
     @staticmethod
     def output_lines(s, data, counter, version, producer):
@@ -160,7 +167,8 @@ class SavedTensor:
                 f"{s}.counter = {counter}",
                 f"{s}.version = {version}",
                 f"{s}.tensor_ref = None",
-                f"{s}.producer = {producer}"]
+                f"{s}.producer = {producer}",
+                f"{s}.history = None"]
 
     @property
     def op_name(self):
@@ -270,8 +278,19 @@ class Node:
         """Save tensors (None allowed) for backward; returns nothing, read with ``saved_values``."""
         self.saved = tuple(None if t is None else SavedTensor(t, output_of) for t in tensors)
 
-    def saved_values(self):
+    def saved_values(self, graph=False):
+        """The saved values: raw arrays, or with ``graph`` (a backward that
+        builds a graph) Tensors with their histories; numbers as they are."""
+        if graph:
+            return [None if s is None else s.to_tensor(s, self) if s.__class__ is SavedTensor
+                    else s.unpack() for s in self.saved]
         return [None if s is None else s.unpack() for s in self.saved]
+
+    def backward_graph(self, grad):
+        """``backward`` for a backward that builds a graph: ``grad`` and the
+        results are Tensors, computed by taped ops. A formula written against
+        ``nbgrad.ops.arrays.ops_for(grad)`` serves both."""
+        return self.backward(grad)
 
     def needs_grad(self, i):
         return self.next_edges[i] is not None
@@ -346,7 +365,8 @@ SavedTensor.__init__ = compile_function("\n".join([
     "        return",
     *indent(SavedTensor.input_lines("self", "tensor")),
     "    if tensor._base is not None and self.producer is not None:",
-    "        self.producer = 'AsStrided'  # should it die first: a stale view is re-derived"]),
+    "        self.producer = 'AsStrided'  # should it die first: a stale view is re-derived",
+    "        self.history = tensor.grad_fn"]),
     {"SavedTensor": SavedTensor})
 
 Node.__init__ = compile_function("\n".join([

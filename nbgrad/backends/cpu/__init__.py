@@ -10,6 +10,7 @@ import functools
 import numba
 import numpy as np
 
+from .. import layout
 from . import elementwise, loops, memory, softmax_kernels, updates
 from .allocator import _SMALL_COUNT, pool
 
@@ -111,9 +112,7 @@ def add_into(dst, src):
 def sum_to_shape(grad, shape):
     """Undo broadcasting: sum the leading dimensions ``shape`` lacks and the
     dimensions where ``shape`` has size one."""
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + k for k, n in enumerate(shape) if n == 1 and grad.shape[lead + k] != 1)
+    axes = layout.broadcast_axes(grad.shape, shape)
     if axes:
         grad = grad.sum(axis=axes, keepdims=True)
     return grad.reshape(shape)

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from .. import layout
 from . import _runtime, codegen
 from .array import _axis, _contiguous_strides, _prod, empty
 from .codegen import coalesce, unravel
@@ -302,9 +303,7 @@ def sum_to_shape(grad, shape):
     """Undo broadcasting: sum the leading dimensions ``shape`` lacks and the
     dimensions where ``shape`` has size one."""
     shape = tuple(shape)
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + k for k, n in enumerate(shape) if n == 1 and grad.shape[lead + k] != 1)
+    axes = layout.broadcast_axes(grad.shape, shape)
     if axes:
         grad = reduce_sum(grad, axes, keepdims=True)
     return grad.reshape(shape)
