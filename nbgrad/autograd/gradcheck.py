@@ -1,8 +1,9 @@
-"""Finite-difference gradient checking (central differences, float64)."""
+"""Finite-difference gradient checking (central differences, float64):
+``gradcheck`` for first derivatives, ``gradgradcheck`` for second ones."""
 import numpy as np
 
 from ..gradients import grad
-from ..tape.grad_mode import no_grad
+from ..tape.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
 
@@ -73,3 +74,38 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
                 raise GradcheckError(f"Jacobian mismatch for output {k} with respect to "
                                      f"input {i},\nnumerical:{n}\nanalytical:{a}\n")
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True):
+    """gradgradcheck(func, inputs, grad_outputs=None, eps=1e-06, atol=1e-05, rtol=0.001, raise_exception=True)
+
+    Check the second derivatives of ``func`` at ``inputs`` with central finite
+    differences: the first derivatives (``autograd.grad`` with
+    ``create_graph=True``, against ``grad_outputs``: random when None) are
+    checked by :func:`gradcheck` with respect to the inputs and the
+    ``grad_outputs``, as PyTorch's gradgradcheck does."""
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    outputs = [o for o in _outputs(func(*inputs)) if o.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = []
+        for o in outputs:
+            values = rng.standard_normal(o._data.shape).astype(o.dtype.numpy)
+            g = Tensor._wrap(o._backend.asarray(values), o.dtype, o._backend)
+            grad_outputs.append(g.requires_grad_(True))
+    else:
+        grad_outputs = list(_outputs(grad_outputs))
+    n = len(inputs)
+
+    def first_derivatives(*args):
+        values, cotangents = args[:n], args[n:]
+        with enable_grad():  # gradcheck's finite differences call this under no_grad
+            outs = [o for o in _outputs(func(*values)) if o.requires_grad]
+            diff = [t for t in values if isinstance(t, Tensor) and t.requires_grad]
+            grads = grad(outs, diff, cotangents, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

@@ -36,6 +36,11 @@ from ..declarations import scalar_math
 
 _loaded = {}
 
+# Numba's SSA pass reports "variable ... is not in scope" as an internal
+# pedantic check (NumbaIRAssumptionWarning, "please report") when it inlines
+# the scalar math into some derived kernels; the code it compiles is right.
+warnings.filterwarnings("ignore", category=numba.core.errors.NumbaIRAssumptionWarning)
+
 
 # Bumped when the layout of cached files changes, so old caches live apart.
 _CACHE_FORMAT = 3  # 3: scalar math moved to nbgrad.declarations (pickles name its module)

@@ -31,7 +31,7 @@ import inspect
 import itertools
 import linecache
 import math
-import textwrap
+import re
 import types
 
 import numpy as np
@@ -447,10 +447,32 @@ def _names(node):
 
 
 # ------------------------------------------------------------- derived code
+def _live(lines):
+    """``lines`` without the assignments to temporaries that nothing reads
+    (the primal values a tangent did not need)."""
+    while True:
+        assigned = {}
+        for i, line in enumerate(lines):
+            m = _TEMP.match(line)
+            if m:
+                assigned.setdefault(m[1], []).append(i)
+        dead = set()
+        for name, where in assigned.items():
+            reads = sum(len(re.findall(rf"\b{name}\b", line)) for line in lines)
+            if reads == len(where):  # every occurrence is an assignment to it
+                dead.update(where)
+        if not dead:
+            return lines
+        lines = [line for i, line in enumerate(lines) if i not in dead]
+
+
+_TEMP = re.compile(r"^\s*(_[td]\d+) = ")
+
+
 def _compile(name, params, transform):
     """The function ``def name(params)`` with the transformed body; it keeps
     its own source (``__derivation_ast__``) so that it can be derived again."""
-    source = f"def {name}({', '.join(params)}):\n" + "\n".join(transform.lines) + "\n"
+    source = f"def {name}({', '.join(params)}):\n" + "\n".join(_live(transform.lines)) + "\n"
     namespace = dict(transform.env)
     namespace.update(_NAMESPACE)
     origin = transform.fn.__qualname__
