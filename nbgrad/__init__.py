@@ -11,6 +11,9 @@ _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from . import autograd  # noqa: E402
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
+from .autograd import inference_mode, is_inference_mode_enabled  # noqa: E402
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,  # noqa: E402
+                                    set_anomaly_enabled)
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa: E402
                        full_like, linspace, manual_seed, ones, ones_like, rand, rand_like, randint,
                        randn, randn_like, tensor, zeros, zeros_like)
@@ -21,7 +24,7 @@ from .dtypes import dtype, float32, float64, get_default_dtype, int64  # noqa: E
 from .declarations.row import FastPath, elementwise  # noqa: E402
 from .ops import ROWS, registry as _registry  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
-from . import cuda, nn, optim  # noqa: E402
+from . import cuda, nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 float = float32  # noqa: A001
@@ -53,3 +56,7 @@ def numel(t):
 def detach(t):
     return t.detach()
 
+
+
+def is_inference(t):
+    return t.is_inference()

@@ -9,7 +9,7 @@ differentiated again, to any order."""
 from .backends import layout
 from .tape import grad_mode
 from .tape.engine import RawMoves, run_backward
-from .tape.graph import grad_lock
+from .tape.graph import grad_lock, run_post_accumulate_hooks
 from .tensor import Tensor
 
 
@@ -139,6 +139,8 @@ def _backward(tensors, grad_tensors, retain_graph, inputs, moves):
         if g is not None:
             with grad_lock(t):
                 t._accumulate_grad(g)
+            if t._post_accumulate_grad_hooks:
+                run_post_accumulate_hooks(t)
 
 
 def tensor_backward(tensor, gradient, retain_graph, create_graph, inputs):

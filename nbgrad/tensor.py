@@ -8,6 +8,7 @@ import numpy as np
 
 from . import dtypes
 from .tape import grad_mode
+from .tape.grad_mode import SWITCHES, _state as _mode_state
 from .tape.graph import AccumulateGrad, Node, SavedTensor, compile_function, indent
 from .tape.version_counter import VersionCounter
 from .backends import backend_of, cpu, layout
@@ -59,8 +60,10 @@ class Tensor:
     _view_version = 0
     _view_no_grad = False
     _hooks = None
+    _post_accumulate_grad_hooks = None
     _grad_accumulator = None
     _retains_grad = False
+    _fw_grad = None  # the tangent at the open forward-AD level (nbgrad.ops.dual)
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create tensors with nbgrad.tensor(), nbgrad.zeros() and friends")
@@ -85,7 +88,11 @@ class Tensor:
                 f"{t}._base = None",
                 f"{t}._requires_grad = False",
                 f"{t}._grad_fn = {node}",
-                f"{t}._grad = None"]
+                f"{t}._grad = None",
+                # Saved-tensor hooks, anomaly or inference mode on in some thread:
+                # the one check an op pays for them (see tape.graph.watch_result).
+                "if switches.results:",
+                f"    watch_result({t})"]
 
     @property
     def _version_counter(self):
@@ -101,6 +108,8 @@ class Tensor:
     @_version_counter.setter
     def _version_counter(self, counter):
         self._vc = counter
+        if counter.__class__ is _InferenceCounter and self.__class__ is Tensor:
+            self.__class__ = _inference_class()  # a view or alias of an inference tensor
 
     # ----------------------------------------------------------------- metadata
     @property
@@ -156,6 +165,13 @@ class Tensor:
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
+
+    def is_inference(self):
+        """is_inference() -> bool
+
+        Whether this is an inference tensor: made in inference mode, or a
+        view or alias of one (see ``nbgrad.inference_mode``)."""
+        return _RAW_VC.__get__(self).__class__ is _InferenceCounter
 
     @property
     def _version(self):
@@ -300,6 +316,9 @@ class Tensor:
             return self
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and not _mode_state.inference and self.is_inference():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -368,6 +387,23 @@ class Tensor:
             adapted = _array_hook(hook)
             hooks.append(adapted)
         return _RemovableHandle(hooks, adapted)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """register_post_accumulate_grad_hook(hook) -> RemovableHandle
+
+        Register ``hook(tensor)``, run after a gradient has been accumulated
+        into this leaf's ``.grad`` (by ``backward``, not ``autograd.grad``),
+        in the order registered. It must return None."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = []
+        hooks = self._post_accumulate_grad_hooks
+        hooks.append(hook)
+        return _RemovableHandle(hooks, hook)
 
     def _gradient_edge(self):
         """The node a gradient for this tensor flows into; None for a view made
@@ -456,7 +492,10 @@ class Tensor:
     def data(self):
         """An alias with its OWN version counter: writes through it are not
         seen by autograd (PyTorch's classic trap, kept on purpose)."""
-        return Tensor._wrap(self._data, self.dtype, self._backend)
+        alias = Tensor._wrap(self._data, self.dtype, self._backend)
+        if self.is_inference():  # still an inference tensor, as in PyTorch
+            alias._version_counter = _InferenceCounter()
+        return alias
 
     @data.setter
     def data(self, other):
@@ -525,22 +564,126 @@ def _saved_as_tensor(saved, node):
     """A saved value as a Tensor with the history it had (a backward that
     builds a graph reads its saved values so): an input is the tensor itself
     while it lives and holds that value, else a tensor over the value with
-    the history it had when saved; an output is a tensor made by ``node``."""
-    data = saved.unpack()  # the version checks, the second-backward error
+    the history it had when saved; an output is a tensor made by ``node``
+    (or by the node its ``history`` names: see ``mutation.CopySlices``)."""
+    data = saved.unpack(True)  # the version checks, the second-backward error
     ref = saved.tensor_ref
     if ref is not None:
         tensor = ref()
         if tensor is not None and tensor._data is data:
             return tensor
         history = saved.history
+        if history is None and tensor is not None and tensor._requires_grad:
+            # A leaf's value given back by saved-tensor hooks: its gradient
+            # still goes to the leaf (PyTorch's SavedVariable keeps the edge).
+            history = tensor._gradient_edge()
     else:
-        history = node
+        history = node if saved.history is None else saved.history
     dtype = dtypes.from_numpy_dtype(data.dtype)
     return Tensor._from_op(data, history if isinstance(history, Node) else None, dtype,
                            backend_of(data))
 
 
 SavedTensor.to_tensor = staticmethod(_saved_as_tensor)
+
+
+# ------------------------------------------------------------ inference tensors
+_RAW_VC = Tensor.__dict__["_vc"]  # the slot itself, past _InferenceTensor's property
+_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `nbgrad.no_grad()` instead of "
+    "`nbgrad.inference_mode()`.")
+_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+class _InferenceCounter(VersionCounter):
+    """The version counter of an inference tensor and its views and aliases:
+    it marks them (``Tensor.is_inference``); its value is never shown."""
+
+    __slots__ = ()
+
+
+class _InferenceTensor(Tensor):
+    """The class of a plain tensor made in inference mode (and of its views
+    and aliases). What makes it one: its counter (``_InferenceCounter``).
+    Outside inference mode it refuses, before anything changes, to be saved
+    for backward (saving reads ``_vc``) and to be written in place (its
+    in-place methods are guarded, see ``_inference_class``)."""
+
+    __slots__ = ()
+
+    @property
+    def _vc(self):
+        # Read only where an op saves the tensor (SavedTensor.input_lines).
+        if not _mode_state.inference:
+            raise RuntimeError(_INFERENCE_SAVED)
+        return _RAW_VC.__get__(self)
+
+    @_vc.setter
+    def _vc(self, counter):
+        _RAW_VC.__set__(self, counter)
+
+    @property
+    def _version_counter(self):
+        return _RAW_VC.__get__(self)
+
+    @_version_counter.setter
+    def _version_counter(self, counter):
+        _RAW_VC.__set__(self, counter)
+        if counter.__class__ is not _InferenceCounter:
+            self.__class__ = Tensor  # a view of a normal tensor made in inference mode
+
+    @property
+    def _version(self):
+        raise RuntimeError("Inference tensors do not track version counter.")
+
+
+_INPLACE_DUNDERS = ("__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+                    "__ifloordiv__", "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__",
+                    "__ixor__", "__ilshift__", "__irshift__")
+_NOT_WRITES = frozenset({"requires_grad_", "detach_"})
+_guarded = False
+
+
+def _refusing_outside_inference_mode(method):
+    def guarded(self, *args, **kwargs):
+        if not _mode_state.inference:
+            raise RuntimeError(_INFERENCE_INPLACE)
+        return method(self, *args, **kwargs)
+    guarded.__name__ = guarded.__qualname__ = method.__name__
+    guarded.__doc__ = method.__doc__
+    return guarded
+
+
+def _inference_class():
+    """_InferenceTensor, its in-place methods guarded: made on first need,
+    once the op layer has installed Tensor's methods."""
+    global _guarded
+    if not _guarded:
+        for name in dir(Tensor):
+            writes = (name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES
+                      ) or name in _INPLACE_DUNDERS
+            method = getattr(Tensor, name, None)
+            if writes and callable(method):
+                setattr(_InferenceTensor, name, _refusing_outside_inference_mode(method))
+        _guarded = True
+    return _InferenceTensor
+
+
+def _mark_inference(t):
+    """A result made while some thread is in inference mode: an inference
+    tensor if this thread is (``tape.graph.watch_result`` calls it)."""
+    if _mode_state.inference:
+        _RAW_VC.__set__(t, _InferenceCounter())
+        if t.__class__ is Tensor:
+            t.__class__ = _inference_class()
+
+
+SWITCHES.mark_inference = _mark_inference
 
 
 def no_grad_view_error(view, modified):

@@ -78,11 +78,15 @@ class Tensor:
     @property
     def grad_fn(self) -> Node | None:
         """The node that created this tensor; None for a leaf."""
+    def is_inference(self) -> _bool:
+        """Whether this is an inference tensor: made in inference mode, or a view or alias of one (see ``nbgrad.inference_mode``)."""
     @property
     def is_leaf(self) -> _bool:
         """Whether the tensor has no history (``grad_fn`` is None)."""
     def register_hook(self, hook):
         """Registers ``hook(grad)``, called with this tensor's gradient; returns a handle with ``remove()``."""
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register ``hook(tensor)``, run after a gradient has been accumulated into this leaf's ``.grad`` (by ``backward``, not ``autograd.grad``), in the order registered."""
     @property
     def requires_grad(self) -> _bool:
         """Whether gradients are recorded for this tensor."""

@@ -207,3 +207,35 @@ def deeply_nested(n):
     for _ in range(n):
         data = [data]
     return data
+
+
+def second_derivatives_like_torch(fn, *arrays, device="cpu", seed=7):
+    """Differentiate ``fn`` twice, in nbgrad on ``device`` and in torch, and
+    compare: ``fn`` runs on float64 leaves made from ``arrays`` (requiring
+    grad; spell library functions with ``lib_of``); its first derivatives
+    against a random upstream gradient (itself a leaf requiring grad) are
+    taken with ``create_graph=True``, then the gradients of a random weighted
+    sum of them with respect to the leaves and the upstream gradient. A
+    gradient that torch's graph does not reach may be None or zeros here.
+    Returns nbgrad's (firsts, seconds)."""
+    results = {}
+    for lib in (nbgrad, torch):
+        rng = np.random.default_rng(seed)
+        leaves = [leaf(lib, a, nbgrad.float64, device, requires_grad=True) for a in arrays]
+        out = fn(*leaves)
+        upstream = leaf(lib, rng.standard_normal(tuple(out.shape)), nbgrad.float64, device, True)
+        firsts = lib.autograd.grad(out, leaves, upstream, create_graph=True, allow_unused=True)
+        weighted = sum((g * leaf(lib, rng.standard_normal(tuple(g.shape)), nbgrad.float64,
+                                 device)).sum() for g in firsts if g is not None)
+        seconds = lib.autograd.grad(weighted, leaves + [upstream], allow_unused=True)
+        results[lib] = firsts, seconds
+    for k, (mine, want) in enumerate(zip(*(sum(results[lib], ()) for lib in (nbgrad, torch)))):
+        if want is not None and want._is_zerotensor():  # PyTorch's symbolic zeros
+            want = torch.zeros(want.shape, dtype=want.dtype)
+        if want is None:  # torch's graph does not reach it: ours may give zeros or nothing
+            assert mine is None or not as_numpy(mine).any(), k
+        else:
+            assert mine is not None, f"gradient {k} missing; torch has one"
+            assert mine.device.type == nbgrad.device(device).type, k
+            assert_close(mine, want)
+    return results[nbgrad]

@@ -65,7 +65,9 @@ _TENSOR = {
         "detach_": ("Tensor", "Detaches this tensor from the graph that created it, in place."),
         "grad": ("Tensor | None", "The gradient accumulated by ``backward()``; None until then."),
         "grad_fn": ("Node | None", "The node that created this tensor; None for a leaf."),
+        "is_inference": ("_bool", None),
         "is_leaf": ("_bool", "Whether the tensor has no history (``grad_fn`` is None)."),
+        "register_post_accumulate_grad_hook": ("", None),
         "register_hook": ("", "Registers ``hook(grad)``, called with this tensor's gradient; "
                               "returns a handle with ``remove()``."),
         "requires_grad": ("_bool", "Whether gradients are recorded for this tensor."),

@@ -28,7 +28,7 @@ FLOORS = [
     ("nbgrad.tape", 3),
     ("nbgrad.tensor", 4), ("nbgrad.gradients", 4), ("nbgrad.creation", 4), ("nbgrad.ops", 4), ("nbgrad._formatting", 4),
     ("nbgrad.nn", 5), ("nbgrad.optim", 5), ("nbgrad.autograd", 5), ("nbgrad.serialization", 5),
-    ("nbgrad.cuda", 5), ("nbgrad.demo", 5), ("nbgrad", 5),
+    ("nbgrad.cuda", 5), ("nbgrad.demo", 5), ("nbgrad.utils", 5), ("nbgrad", 5),
 ]
 NAMES = {1: "declarations", 2: "backends", 3: "tape", 4: "Tensor and ops", 5: "libraries"}
 

@@ -92,6 +92,13 @@ class Backend(Protocol):
         pass: a list of new arrays of ``grad``'s shape. ``args`` are the saved
         inputs (None where not saved), ``out`` the saved result or None."""
 
+    def elementwise_jvp(self, row, active, out, tangent_out, args, tangents):
+        """Forward mode in one fused pass: ``out = row(*args)`` and
+        ``tangent_out``, the row's Jacobian times the tangents of the inputs
+        listed in ``active`` (``tangents``, one array per active input),
+        generated from the row's derivatives. Arrays have ``out``'s shape
+        (broadcast views are fine); other arguments are NumPy scalars."""
+
     def elementwise_backward_for(self, row, wanted, kinds):
         """A backward ``run(grad, args, out)`` specialised to the saved values'
         kinds (as ``elementwise_forward_for``'s)."""

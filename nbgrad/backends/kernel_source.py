@@ -260,6 +260,33 @@ def backward_reads(row, wanted):
     return [n for n in order if n in used], names
 
 
+def jvp_body_lines(row, active, operand, tangent, value="v"):
+    """The lines of a fused forward-mode pass: the value, then the tangent,
+    ``sum over active k of derivative_k(g = tangent k)`` (a row's derivative
+    is linear in ``g``, so it is also the product of the Jacobian with the
+    input's tangent). ``operand(k)``/``tangent(k)`` give the expressions of
+    input ``k`` and its tangent; the caller stores ``value`` and ``tangent_out``."""
+    operands = [operand(k) for k in range(len(row.inputs))]
+    lines = [f"{value} = forward({', '.join(operands)})"]
+    names = dict(zip(row.inputs, operands), out=value)
+    terms = []
+    for k in active:
+        if row.derivative(k) is None:
+            continue
+        names["g"] = tangent(k)
+        terms.append(f"derivative{k}({', '.join(names[p] for p in row.grad_params(k))})")
+    lines.append(f"tangent_out = {' + '.join(terms) if terms else f'zero({value})'}")
+    return lines
+
+
+def jvp_helpers(row, active):
+    """The scalar functions ``jvp_body_lines`` calls."""
+    helpers = {"forward": row.forward, "zero": scalar_math.zero}
+    helpers.update({f"derivative{k}": row.derivative(k) for k in active
+                    if row.derivative(k) is not None})
+    return helpers
+
+
 _SCALAR_MATH = scalar_math.__file__
 
 

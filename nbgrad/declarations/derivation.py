@@ -71,8 +71,8 @@ RULES = {
     math.expm1: _rule(x="{dx} * ({v} + ONE)"),
     math.log: _rule(x="{dx} / {x}"),
     math.log1p: _rule(x="{dx} / ({x} + ONE)"),
-    math.log2: _rule(x="{dx} / ({x} * LN2)"),
-    math.log10: _rule(x="{dx} / ({x} * LN10)"),
+    math.log2: _rule(x="{dx} / ({x} * 0.6931471805599453)"),
+    math.log10: _rule(x="{dx} / ({x} * 2.302585092994046)"),
     math.sqrt: _rule(x="{dx} / (TWO * {v})"),
     math.sin: _rule(x="{dx} * math.cos({x})"),
     math.cos: _rule(x="-{dx} * math.sin({x})"),
@@ -86,8 +86,8 @@ RULES = {
     math.asinh: _rule(x="{dx} / math.sqrt({x} * {x} + ONE)"),
     math.acosh: _rule(x="{dx} / math.sqrt({x} * {x} - ONE)"),
     math.atanh: _rule(x="{dx} / (ONE - {x} * {x})"),
-    math.erf: _rule(x="{dx} * (TWO_OVER_SQRT_PI * math.exp(-{x} * {x}))"),
-    math.erfc: _rule(x="-{dx} * (TWO_OVER_SQRT_PI * math.exp(-{x} * {x}))"),
+    math.erf: _rule(x="{dx} * (1.1283791670955126 * math.exp(-{x} * {x}))"),
+    math.erfc: _rule(x="-{dx} * (1.1283791670955126 * math.exp(-{x} * {x}))"),
     math.pow: _rule(x="{dx} * ({y} * math.pow({x}, {y} - ONE))",
                     y="{dy} * (sm.zero({v}) if ({x} == 0 and {y} >= 0) else {v} * math.log({x}))"),
     math.atan2: _rule(x="{dx} * {y} / ({x} * {x} + {y} * {y})",
@@ -110,9 +110,12 @@ _CONSTANT = {sm.zero, math.floor, math.ceil, math.trunc, builtins.round, math.is
 _CASTS = {builtins.float, np.float32, np.float64}
 
 # Names the generated code reads besides the function's own globals.
-_NAMESPACE = {"sm": sm, "math": math, "ONE": np.float32(1), "TWO": np.float32(2),
-              "LN2": np.float32(math.log(2)), "LN10": np.float32(math.log(10)),
-              "TWO_OVER_SQRT_PI": np.float32(2 / math.sqrt(math.pi))}
+# ONE and TWO are float32, exact in either dtype, so that they keep a float32
+# kernel's arithmetic in float32. Inexact constants (ln 2, 2/sqrt(pi)) are float64
+# literals in the rules: a float32 one would cut a float64 kernel's derivative
+# to float32's precision (GELU's second derivative was off by 2e-8), and a
+# literal is in the derived source, which keys the kernel cache.
+_NAMESPACE = {"sm": sm, "math": math, "ONE": np.float32(1), "TWO": np.float32(2)}
 
 
 # ------------------------------------------------------------ reading source
@@ -210,14 +213,19 @@ class _Transform:
         self.lines = []
         self.depth = 1
         self.fresh = itertools.count()
+        # Names the new code may not take: derived code is derived again, and its
+        # own temporaries (``_d1``) and tangents (``d__d1``) must keep their meaning.
+        self.taken = _names(tree) | {a.arg for a in tree.args.args}
         self.tangent = {}
         self.nonzero = False  # whether some return has a tangent that is not zero
 
     def run(self, seeds):
         """Rewrite the body; ``seeds``: parameter name -> its tangent's name."""
         self.tangent.update(seeds)
+        self.taken.update(seeds.values())
         for local in self.activity(set(seeds)):
-            self.tangent.setdefault(local, f"d_{local}")
+            if local not in self.tangent:
+                self.tangent[local] = self.name(f"d_{local}")
         self.statements(self.tree.body)
         return self
 
@@ -225,8 +233,20 @@ class _Transform:
     def emit(self, line):
         self.lines.append("    " * self.depth + line)
 
+    def name(self, wanted):
+        """``wanted``, or with a suffix where the code already has that name."""
+        name = wanted
+        while name in self.taken:
+            name += "_"
+        self.taken.add(name)
+        return name
+
     def temp(self, prefix="_t"):
-        return f"{prefix}{next(self.fresh)}"
+        while True:
+            name = f"{prefix}{next(self.fresh)}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
 
     def zero(self):
         return f"sm.zero({self.like})"
@@ -493,7 +513,14 @@ def helper_tangent(fn, active):
     then the tangents of those flagged in ``active``; None where it is zero."""
     tree = _function_ast(fn)
     params = [a.arg for a in tree.args.args]
-    seeds = {p: f"d_{p}" for p, a in zip(params, active) if a}
+    taken = _names(tree) | set(params)
+    seeds = {}
+    for p, a in zip(params, active):
+        if a:  # a name the helper does not use already (derived code has d_x of its own)
+            seeds[p] = f"d_{p}"
+            while seeds[p] in taken:
+                seeds[p] += "_"
+            taken.add(seeds[p])
     transform = _Transform(fn, tree, next(iter(seeds.values()))).run(seeds)
     if not transform.nonzero:
         return None
@@ -514,6 +541,7 @@ def tangent(fn, wrt, name=None):
     transform = _Transform(fn, tree, "g").run({wrt: "g"})
     if not transform.nonzero:
         return None
+    transform.lines = _live(transform.lines)  # what the tangent reads, not the primal alone
     used = _names(ast.parse("def _():\n" + "\n".join(transform.lines)))
     return _compile(name or f"d_{tree.name}_d_{wrt}", ["g"] + [p for p in params if p in used],
                     transform)

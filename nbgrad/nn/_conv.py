@@ -12,9 +12,18 @@ Pooling uses the same windows and the same per-offset accumulation.
 Everything runs on the tensor's backend (``x._backend``): NumPy on the CPU,
 device kernels on CUDA; the raw-array code is the same for both, the
 products, bias gradients and max-pooling steps being backend primitives.
+
+Each backward formula is written once against ``ops_for(grad)``: on raw
+arrays it is the plain backward above; on Tensors (``create_graph=True``) the
+same formula runs as taped ops, the window and per-row steps as adjoint pairs
+(``nbgrad.ops.nn_taped``: im2col/col2im, gather/scatter of windows), so the
+gradients can be differentiated again, to any order.
 """
 import numpy as np
 
+from ..ops import nn_arrays
+from ..ops.arrays import ops_for
+from ..ops.nn_arrays import Windows, offset_slices as _offset_slices, pad_nchw as _pad_nchw
 from ..tape import grad_mode
 from ..tape.graph import Node
 from ..tensor import Tensor
@@ -51,18 +60,18 @@ class LinearBackward(Node):
         return self._op_name
 
     def backward(self, grad):
-        weight, x = self.saved_values()
-        matmul = self.backend.matmul
-        g2 = grad if grad.ndim == 2 else grad.reshape(-1, grad.shape[-1])
+        xp = ops_for(grad)
+        weight, x = self.saved_values(xp.graph)
+        g2 = grad if grad.ndim == 2 else xp.reshape(grad, (-1, grad.shape[-1]))
         grads = [None, None]
         if weight is not None:
-            grads[0] = matmul(g2, weight)
+            grads[0] = xp.matmul(g2, weight)
             if grad.ndim != 2:
-                grads[0] = grads[0].reshape(self.x_shape)
+                grads[0] = xp.reshape(grads[0], self.x_shape)
         if x is not None:
-            grads[1] = matmul(g2.T, x if x.ndim == 2 else x.reshape(-1, x.shape[-1]))
+            grads[1] = xp.matmul(g2.T, x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1])))
         if self.has_bias:
-            grads.append(self.backend.column_sums(g2) if self.needs_grad(2) else None)
+            grads.append(xp.column_sums(g2) if self.needs_grad(2) else None)
         return grads
 
 
@@ -87,48 +96,17 @@ def _out_size(size, pad_before, pad_after, kernel, stride, dilation):
     return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def _pad_nhwc(x, pads, empty):
-    """``x`` (N, C, H, W) as a channels-last array with a zero border."""
-    n, c, h, w = x.shape
-    top, bottom, left, right = pads
-    out = empty((n, h + top + bottom, w + left + right, c), x.dtype)
-    out[:, :top] = 0
-    out[:, top + h:] = 0
-    out[:, top:top + h, :left] = 0
-    out[:, top:top + h, left + w:] = 0
-    out[:, top:top + h, left:left + w, :] = x.transpose(0, 2, 3, 1)
-    return out
-
-
-def _windows_nhwc(backend, xp, kernel, stride, dilation, out_hw):
-    """(N, Ho, Wo, kh, kw, C) strided view of the windows of padded NHWC ``xp``
-    (the view NumPy's ``sliding_window_view`` would give, strided and dilated)."""
-    sn, sh, sw, sc = xp.strides
-    return backend.as_strided(xp, (xp.shape[0], *out_hw, *kernel, xp.shape[3]),
-                              (sn, sh * stride[0], sw * stride[1], sh * dilation[0],
-                               sw * dilation[1], sc))
-
-
-def _offset_slices(i, j, stride, dilation, out_hw):
-    """Where kernel offset (i, j) reads, for every output position."""
-    hi = i * dilation[0]
-    wj = j * dilation[1]
-    return (slice(hi, hi + stride[0] * (out_hw[0] - 1) + 1, stride[0]),
-            slice(wj, wj + stride[1] * (out_hw[1] - 1) + 1, stride[1]))
-
-
 class ConvolutionBackward(Node):
-    __slots__ = ("cols", "x_shape", "w_shape", "pads", "stride", "dilation", "has_bias", "backend")
+    __slots__ = ("cols", "windows", "w_shape", "has_bias", "backend")
     op_name = "Convolution"
 
-    def __init__(self, x, weight, bias, cols, pads, stride, dilation):
+    def __init__(self, x, weight, bias, cols, windows):
         super().__init__([x, weight] if bias is None else [x, weight, bias])
         # Saved as PyTorch saves them: an in-place write to either is caught at backward.
         self.save(x, weight)
         self.cols = cols if self.needs_grad(1) else None  # the im2col matrix, for the weight grad
-        self.x_shape = x._data.shape
+        self.windows = windows
         self.w_shape = weight._data.shape
-        self.pads, self.stride, self.dilation = pads, stride, dilation
         self.has_bias = bias is not None
         self.backend = x._backend
 
@@ -137,39 +115,27 @@ class ConvolutionBackward(Node):
         self.cols = None
 
     def backward(self, grad):
-        _, weight = self.saved_values()  # raises if input or weight was modified in place
-        n, c, h, w = self.x_shape
+        xp = ops_for(grad)
+        x, weight = self.saved_values(xp.graph)  # raises if either was modified in place
+        n, c = self.windows.x_shape[:2]
         o, _, kh, kw = self.w_shape
-        ho, wo = grad.shape[2], grad.shape[3]
-        backend = self.backend
-        empty = backend.empty
-        g2 = empty((n, ho, wo, o), grad.dtype)
-        g2[...] = grad.transpose(0, 2, 3, 1)
-        g2 = g2.reshape(n * ho * wo, o)
+        ho, wo = self.windows.out_hw
+        g2 = xp.reshape(xp.contiguous_permute(grad, (0, 2, 3, 1)), (n * ho * wo, o))
         grads = [None, None]
         if self.needs_grad(0):
             # Column gradients, one (N*Ho*Wo, C) block per kernel offset (kh*kw GEMMs in one
             # batched matmul), so that col2im adds contiguous blocks.
-            w_offsets = backend.ascontiguous(weight.transpose(2, 3, 0, 1)).reshape(kh * kw, o, c)
-            dcols = backend.matmul(g2, w_offsets)  # (kh*kw, N*Ho*Wo, C)
-            top, bottom, left, right = self.pads
-            dxp = empty((n, h + top + bottom, w + left + right, c), grad.dtype)
-            dxp.fill(0)
-            for i in range(kh):  # col2im: one strided add per kernel offset
-                for j in range(kw):
-                    rows, cols = _offset_slices(i, j, self.stride, self.dilation, (ho, wo))
-                    backend.add_into(dxp[:, rows, cols, :], dcols[i * kw + j].reshape(n, ho, wo, c))
-            dx = empty((n, c, h, w), grad.dtype)
-            dx[...] = dxp[:, top:top + h, left:left + w, :].transpose(0, 3, 1, 2)
-            grads[0] = dx
+            w_offsets = xp.reshape(xp.ascontiguous(xp.permute(weight, (2, 3, 0, 1))),
+                                   (kh * kw, o, c))
+            dcols = xp.matmul(g2, w_offsets)  # (kh*kw, N*Ho*Wo, C)
+            grads[0] = xp.col2im(dcols, self.windows, offsets_first=True)
         if self.needs_grad(1):
-            dw2 = backend.matmul(g2.T, self.cols)
-            grads[1] = backend.ascontiguous(dw2.reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
+            # The forward's columns; a graph needs them as a function of the input.
+            cols = xp.im2col(x, self.windows) if xp.graph else self.cols
+            dw2 = xp.matmul(g2.T, cols)  # (.T: an array's or, taped, a Tensor's)
+            grads[1] = xp.ascontiguous(xp.permute(xp.reshape(dw2, (o, kh, kw, c)), (0, 3, 1, 2)))
         if self.has_bias:
-            if not self.needs_grad(2):
-                grads.append(None)
-            else:
-                grads.append(backend.column_sums(g2))
+            grads.append(xp.column_sums(g2) if self.needs_grad(2) else None)
         return grads
 
 
@@ -185,20 +151,16 @@ def conv2d(x, weight, bias, stride, pads, dilation):
     ho = _out_size(h, top, bottom, kh, stride[0], dilation[0])
     wo = _out_size(w, left, right, kw, stride[1], dilation[1])
     backend = x._backend
-    empty = backend.empty
-    xp = _pad_nhwc(xd, pads, empty)
-    cols = empty((n * ho * wo, kh * kw * c), xd.dtype)
-    cols.reshape(n, ho, wo, kh, kw, c)[...] = _windows_nhwc(backend, xp, (kh, kw), stride, dilation,
-                                                            (ho, wo))
+    windows = Windows(xd.shape, (kh, kw), stride, dilation, pads, (ho, wo))
+    cols = nn_arrays.im2col(backend, xd, windows)
     w2 = backend.ascontiguous(wd.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
     out2 = backend.matmul(cols, w2.T)
     if bias is not None:
         out2 += bias._data
-    out = empty((n, o, ho, wo), xd.dtype)
-    out[...] = out2.reshape(n, ho, wo, o).transpose(0, 3, 1, 2)
+    out = nn_arrays.contiguous_permute(backend, out2.reshape(n, ho, wo, o), (0, 3, 1, 2))
     node = None
     if _recording(x, weight, bias):
-        node = ConvolutionBackward(x, weight, bias, cols, pads, stride, dilation)
+        node = ConvolutionBackward(x, weight, bias, cols, windows)
     return Tensor._from_op(out, node, x.dtype, x._backend)
 
 
@@ -222,47 +184,26 @@ def _pool_pads(h, w, kernel, stride, padding, dilation, out_hw):
     return pads[0][0], pads[0][1], pads[1][0], pads[1][1]
 
 
-def _pad_nchw(backend, x, pads, fill):
-    top, bottom, left, right = pads
-    if not (top or bottom or left or right):
-        return x
-    n, c, h, w = x.shape
-    out = backend.full((n, c, h + top + bottom, w + left + right), fill, x.dtype)
-    out[:, :, top:top + h, left:left + w] = x
-    return out
-
-
 class MaxPool2DWithIndicesBackward(Node):
-    __slots__ = ("argmax", "x_shape", "pads", "kernel", "stride", "dilation", "backend")
+    __slots__ = ("argmax", "windows")
     op_name = "MaxPool2DWithIndices"
 
-    def __init__(self, x, argmax, pads, kernel, stride, dilation):
+    def __init__(self, x, argmax, windows):
         super().__init__([x])
         self.save(x)  # PyTorch saves the input too: writing into it is caught
         self.argmax = argmax
-        self.backend = x._backend
-        self.x_shape = x._data.shape
-        self.pads, self.kernel, self.stride, self.dilation = pads, kernel, stride, dilation
+        self.windows = windows
 
     def release_saved(self):
         super().release_saved()
         self.argmax = None
 
     def backward(self, grad):
-        self.saved_values()
-        n, c, h, w = self.x_shape
-        top, bottom, left, right = self.pads
-        out_hw = grad.shape[2:]
-        backend = self.backend
-        dxp = backend.zeros((n, c, h + top + bottom, w + left + right), grad.dtype)
-        zero = grad.dtype.type(0)
-        kh, kw = self.kernel
-        for i in range(kh):  # one masked, strided add per kernel offset
-            for j in range(kw):
-                rows, cols = _offset_slices(i, j, self.stride, self.dilation, out_hw)
-                backend.add_into(dxp[:, :, rows, cols],
-                                 backend.where(self.argmax == i * kw + j, grad, zero))
-        return [dxp[:, :, top:top + h, left:left + w]]
+        xp = ops_for(grad)
+        (x,) = self.saved_values(xp.graph)
+        # One masked, strided add per kernel offset; as taped ops, its gradient is the
+        # gather of the picked elements (zeros for the input: the picks are constant).
+        return [xp.scatter_windows(grad, self.windows, self.argmax, x)]
 
 
 def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=False):
@@ -294,7 +235,8 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=Fal
             backend.max_pool_step(best, argmax, value, i * kw + j)
     node = None
     if recording:
-        node = MaxPool2DWithIndicesBackward(x, argmax, pads, kernel, stride, dilation)
+        node = MaxPool2DWithIndicesBackward(
+            x, argmax, Windows(xd.shape, kernel, stride, dilation, pads, out_hw))
     return Tensor._from_op(best, node, x.dtype, x._backend), argmax
 
 
@@ -312,27 +254,21 @@ def flat_indices(backend, argmax, x_shape, pads, kernel, stride, dilation):
 
 
 class AvgPool2DBackward(Node):
-    __slots__ = ("x_shape", "pads", "kernel", "stride", "divisor", "backend")
+    __slots__ = ("windows", "divisor")
     op_name = "AvgPool2D"
 
-    def __init__(self, x, pads, kernel, stride, divisor):
+    def __init__(self, x, windows, divisor):
         super().__init__([x])
         self.save(x)  # as PyTorch: a write into the input, or a second backward, is caught
-        self.backend = x._backend
-        self.x_shape = x._data.shape
-        self.pads, self.kernel, self.stride, self.divisor = pads, kernel, stride, divisor
+        self.windows, self.divisor = windows, divisor
 
     def backward(self, grad):
-        self.saved_values()
-        n, c, h, w = self.x_shape
-        top, bottom, left, right = self.pads
-        g = grad / self.divisor
-        dxp = self.backend.zeros((n, c, h + top + bottom, w + left + right), grad.dtype)
-        for i in range(self.kernel[0]):
-            for j in range(self.kernel[1]):
-                rows, cols = _offset_slices(i, j, self.stride, (1, 1), grad.shape[2:])
-                self.backend.add_into(dxp[:, :, rows, cols], g)
-        return [dxp[:, :, top:top + h, left:left + w]]
+        xp = ops_for(grad)
+        (x,) = self.saved_values(xp.graph)
+        # One strided add per kernel offset; as taped ops, its gradient is the window sum
+        # divided again (avg_pool2d of the gradient's gradient, as PyTorch's; zeros for x).
+        g = grad / xp.constant(self.divisor)
+        return [xp.scatter_windows(g, self.windows, None, x)]
 
 
 def _avg_divisor(size, kernel, stride, pad, out, count_include_pad):
@@ -351,12 +287,8 @@ def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor
     out_hw = tuple(pool_out_size(size, k, s, p, 1, ceil_mode)
                    for size, k, s, p in zip((h, w), kernel, stride, padding))
     pads = _pool_pads(h, w, kernel, stride, padding, (1, 1), out_hw)
-    xp = _pad_nchw(backend, xd, pads, 0)
-    out = backend.zeros((n, c) + out_hw, xd.dtype)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            rows, cols = _offset_slices(i, j, stride, (1, 1), out_hw)
-            backend.add_into(out, xp[:, :, rows, cols])
+    windows = Windows(xd.shape, kernel, stride, (1, 1), pads, out_hw)
+    out = ops_for(xd).gather_windows(xd, windows)  # the window sums
     if divisor_override:
         divisor = np.full(out_hw, divisor_override, dtype=xd.dtype)
     else:
@@ -365,5 +297,5 @@ def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor
         divisor = np.outer(dh, dw).astype(xd.dtype)
     divisor = backend.asarray(divisor)  # (Ho, Wo): a copy to the device on CUDA
     out /= divisor
-    node = AvgPool2DBackward(x, pads, kernel, stride, divisor) if _recording(x) else None
+    node = AvgPool2DBackward(x, windows, divisor) if _recording(x) else None
     return Tensor._from_op(out, node, x.dtype, x._backend)

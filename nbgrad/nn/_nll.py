@@ -10,9 +10,14 @@ instead of an index, a product, a sum and a division taped separately.
 Targets arrive as a host array (``functional._host_targets``), already checked
 against the number of classes; log-probabilities, the loss and the gradient
 stay on the input's device.
+
+The backward formula is written against ``ops_for(grad)``: with
+``create_graph=True`` its scatter is a taped op whose gradient is the gather
+at the targets, so the gradient can be differentiated again.
 """
 import numpy as np
 
+from ..ops.arrays import ops_for
 from ..tape import grad_mode
 from ..tape.graph import Node
 from ..tensor import Tensor
@@ -50,21 +55,22 @@ class NllLossBackward(Node):
         self.index = self.coef = None
 
     def backward(self, grad):
-        self.saved_values()  # raises if the log-probabilities were modified in place
-        backend = self.backend
+        xp = ops_for(grad)
+        (logp,) = self.saved_values(xp.graph)  # raises if modified in place
         shape = self.shape
         classes = shape[0] if len(shape) == 1 else shape[1]
         rows = self.index.shape[0]
         # d loss / d logp[i, t_i] = coef_i * g_i (per sample) or coef_i * g (reduced);
-        # coef is one scalar when every sample weighs the same.
-        picked = self.coef * (grad.reshape(rows) if self.per_sample else grad)
-        out = backend.zeros((rows, classes), grad.dtype)
-        backend.put_per_row(out, self.index, picked)
+        # coef is one scalar when every sample weighs the same. As taped ops the
+        # gradient is linear in ``grad`` alone: its own gradient is a gather (and
+        # zeros for the log-probabilities, as PyTorch's).
+        picked = (xp.reshape(grad, (rows,)) if self.per_sample else grad) * xp.constant(self.coef)
+        out = xp.scatter_per_row(picked, self.index, classes, logp)
         if len(shape) <= 2:
-            return [out.reshape(shape)]
+            return [xp.reshape(out, shape)]
         spatial = (shape[0], *shape[2:], classes)
         dims = (0, len(shape) - 1, *range(1, len(shape) - 1))
-        return [backend.ascontiguous(out.reshape(spatial).transpose(dims))]
+        return [xp.ascontiguous(xp.permute(xp.reshape(out, spatial), dims))]
 
 
 def _check_bounds(flat, ignored, classes):

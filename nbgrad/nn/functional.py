@@ -8,6 +8,7 @@ from .. import dtypes
 from ..declarations import nn_table, op_table
 from ..ops.reductions import log_softmax as _log_softmax
 from ..ops.reductions import softmax as _softmax
+from ..ops.dual import tangent_rule
 from ..tensor import Tensor
 from . import _conv, _nll
 
@@ -49,6 +50,7 @@ def _same_device(a, b):
 
 
 # ------------------------------------------------------------------ linear
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` over the last dimension of ``input``."""
     _check_tensor("linear", input)
@@ -101,6 +103,7 @@ def _conv_padding(padding, kernel, dilation, stride):
     return (ph, ph, pw, pw)
 
 
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation, as in PyTorch) of ``input``
     (N, C, H, W) or (C, H, W) with ``weight`` (O, C, kh, kw)."""
@@ -191,6 +194,7 @@ def _check_pool_output(input, out_hw):
                            f"({c}x{out_hw[0]}x{out_hw[1]}). Output size is too small")
 
 
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     kernel, stride, padding, dilation = _pool_args("max_pool2d", input, kernel_size, stride,
@@ -212,6 +216,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out, indices
 
 
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     kernel, stride, padding, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1)
@@ -261,12 +266,14 @@ def _softmax_dim(name, ndim):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def softmax(input, dim=None, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
     return _softmax(input, dim, dtype)
 
 
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def log_softmax(input, dim=None, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim)
@@ -386,6 +393,7 @@ def _host_targets(input, target):
     return target._backend.to_numpy(target._data)
 
 
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``."""
     _check_reduction(reduction)
@@ -401,6 +409,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return loss
 
 
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
                   label_smoothing=0.0):
     """Cross entropy of logits ``input`` (classes in dim 1, or dim 0 for one

@@ -4,11 +4,12 @@ Parameters, buffers and submodules are registered by attribute assignment;
 ``state_dict``/``load_state_dict`` save and restore them by dotted name.
 """
 import collections
-import itertools
+import warnings
 
 from ..tape import grad_mode
 from ..ops.copying import to_arguments
 from ..tensor import Tensor
+from ..utils.hooks import BackwardHook, RemovableHandle
 from .parameter import Parameter
 
 _StateDict = collections.OrderedDict
@@ -33,23 +34,6 @@ def _addindent(text, spaces):
     return first + "\n" + "\n".join(" " * spaces + line for line in lines)
 
 
-class _RemovableHandle:
-    _ids = itertools.count()
-
-    def __init__(self, hooks):
-        self.hooks = hooks
-        self.id = next(self._ids)
-
-    def remove(self):
-        self.hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 def _typename(value):
     if isinstance(value, Tensor):
         return "nbgrad.Tensor"
@@ -72,8 +56,11 @@ class Module:
         object.__setattr__(self, "_buffers", collections.OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", collections.OrderedDict())
-        object.__setattr__(self, "_forward_hooks", collections.OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
+        for name in ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                     "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+                     "_backward_pre_hooks"):
+            object.__setattr__(self, name, collections.OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
 
     # ------------------------------------------------------------ forward
     def forward(self, *args, **kwargs):
@@ -81,29 +68,140 @@ class Module:
             f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        if self._forward_pre_hooks:
-            for hook in list(self._forward_pre_hooks.values()):
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        if self._forward_hooks:
-            for hook in list(self._forward_hooks.values()):
-                result = hook(self, args, output)
-                if result is not None:
-                    output = result
-        return output
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
 
-    def register_forward_pre_hook(self, hook):
-        """``hook(module, args)`` runs before ``forward``; it may return new args."""
-        handle = _RemovableHandle(self._forward_pre_hooks)
+    def _call_with_hooks(self, args, kwargs):
+        """``__call__`` with hooks, in PyTorch's order: forward pre-hooks, the
+        backward hooks' aliases of the inputs, ``forward``, forward hooks, the
+        backward hooks' aliases of the outputs. Forward hooks registered with
+        ``always_call`` also run when the call raises."""
+        called = set()
+        result = None
+        try:
+            for hook_id, hook in list(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {new}.")
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            bw_hook = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                full = list(self._backward_hooks.values()) if self._is_full_backward_hook else []
+                pre = list(self._backward_pre_hooks.values())
+                if full or pre:
+                    bw_hook = BackwardHook(self, full, pre)
+                    args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called:
+                    called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            if bw_hook:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  f"Tensor or a tuple of Tensors but received {type(result)}",
+                                  stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            self._run_always_called(args, kwargs, result, called)
+            raise
+
+    def _run_always_called(self, args, kwargs, result, called):
+        """The forward hooks registered with ``always_call`` that did not run
+        before the call raised (their own errors become warnings)."""
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id not in self._forward_hooks_always_called or hook_id in called:
+                continue
+            try:
+                if hook_id in self._forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            except Exception as error:
+                warnings.warn("module forward hook with ``always_call=True`` raised an exception "
+                              f"that was silenced as another error was raised in forward: "
+                              f"{error}", stacklevel=3)
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """register_forward_pre_hook(hook, *, prepend=False, with_kwargs=False)
+
+        ``hook(module, args)`` runs before ``forward`` and may return new args
+        (a single value is wrapped in a tuple); with ``with_kwargs``,
+        ``hook(module, args, kwargs)`` may return ``(args, kwargs)``.
+        ``prepend``: run before the hooks already registered."""
+        handle = RemovableHandle(self._forward_pre_hooks,
+                                 extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook):
-        """``hook(module, args, output)`` runs after ``forward``; it may return a new output."""
-        handle = _RemovableHandle(self._forward_hooks)
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """register_forward_hook(hook, *, prepend=False, with_kwargs=False, always_call=False)
+
+        ``hook(module, args, output)`` (with ``with_kwargs``: ``hook(module,
+        args, kwargs, output)``) runs after ``forward`` and may return a new
+        output. ``prepend``: run before the hooks already registered;
+        ``always_call``: run even when the call raises."""
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[
+            self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
         self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """register_full_backward_pre_hook(hook, prepend=False) -> RemovableHandle
+
+        ``hook(module, grad_output)`` runs when the gradients of the module's
+        outputs are known, before the module's own backward; it may return
+        new ``grad_output`` (a tuple, None for non-Tensor outputs). The module's
+        forward then sees aliases of its input tensors, and the caller aliases
+        of its output tensors."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """register_full_backward_hook(hook, prepend=False) -> RemovableHandle
+
+        ``hook(module, grad_input, grad_output)`` runs when the gradients of
+        the module's positional inputs are known (when no input requires
+        grad: when those of its outputs are); it may return new ``grad_input``,
+        which replace the gradients that go on to the inputs."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on "
+                               "a single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     # -------------------------------------------------------- registration

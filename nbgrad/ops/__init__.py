@@ -5,8 +5,8 @@ operators.
 """
 from ..declarations.op_table import BY_NAME, ROWS
 from ..tensor import Tensor
-from . import (arithmetic, copying, indexing, joining, linalg, reductions,  # noqa: F401  (declare)
-               registry, straight_line, taped, views)
+from . import (arithmetic, copying, dual, indexing, joining, linalg,  # noqa: F401  (declare)
+               reductions, registry, straight_line, taped, views)
 from .arithmetic import clamp, pow, where  # noqa: A004
 from .elementwise import apply, apply_inplace
 
@@ -56,9 +56,10 @@ def _install_tensor_methods():
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         setattr(T, f"__{name}__", arithmetic._operator(BY_NAME[name], name))
     T.__hash__ = object.__hash__  # defining __eq__ would otherwise remove it
-    T.__matmul__ = linalg.matmul
-    T.__rmatmul__ = lambda self, other: linalg.matmul(other, self)
-    T.__getitem__, T.__setitem__ = indexing.getitem, indexing.setitem
+    T.__matmul__ = matmul = registry.FUNCTIONS["matmul"]  # (with its tangent rule)
+    T.__rmatmul__ = lambda self, other: matmul(other, self)
+    T.__getitem__ = dual.tangent_rule(dual.LINEAR)(indexing.getitem)
+    T.__setitem__ = dual.tangent_rule(dual.SETITEM)(indexing.setitem)
 
 
 _install_tensor_methods()

@@ -12,6 +12,7 @@ directly.
 from ..backends import backend_of, contract
 from ..declarations.op_table import BY_NAME
 from .broadcasting import broadcast_shapes
+from . import nn_arrays
 
 
 def run(name, *arrays, out=None):
@@ -75,14 +76,99 @@ class RawArrays:
         """``a * factor`` for a Python number ``factor``, in ``a``'s dtype."""
         return a * a.dtype.type(factor)
 
+    # -- functional forms of writes (each taped form is a differentiable op;
+    # the pairs are each other's gradients)
+    def put_along(self, shape, indices, values, axis):
+        """Zeros of ``shape`` with ``values`` put at ``indices`` along ``axis``
+        (the indices pick distinct elements); the adjoint of ``take_along_axis``."""
+        out = self.backend.zeros(shape, values.dtype)
+        self.backend.put_along_axis(out, indices, values, axis)
+        return out
+
+    def index_add(self, shape, key, values):
+        """Zeros of ``shape`` with ``values`` (of the shape ``key`` selects)
+        added at the advanced ``key``, repeated indices accumulating; the
+        adjoint of ``gather``. An empty ``values`` writes nothing (its indices
+        may be out of range)."""
+        out = self.backend.zeros(shape, values.dtype)
+        if values.size:
+            self.backend.add_at(out, key, values)
+        return out
+
+    @staticmethod
+    def gather(a, key):
+        """``a[key]`` for an advanced ``key`` selecting a non-empty region,
+        laid out as PyTorch's index gives it; the adjoint of ``index_add``."""
+        return _gather(a, key)
+
+    @staticmethod
+    def zero_at(a, key):
+        """A copy of ``a`` with zeros at the advanced ``key`` (selecting a
+        non-empty region); its own adjoint."""
+        out = a.copy()
+        out[key] = 0
+        return out
+
+    def replace_view(self, a, view_fn, values):
+        """A C-contiguous copy of ``a`` with ``values`` (None: zeros) where
+        ``view_fn`` looks; for ``a`` its adjoint is ``replace_view(g, view_fn,
+        None)``, for ``values`` ``apply_view``."""
+        out = self.backend.copy(a)
+        region = view_fn(out)
+        region[...] = 0 if values is None else values
+        return out
+
+    @staticmethod
+    def to_backend(a, backend):
+        """``a`` copied to ``backend``'s device (itself when already there)."""
+        return backend.asarray(a)
+
+    # -- nn's layers and losses (issue 14): nbgrad.ops.nn_arrays, whose adjoint
+    # pairs nbgrad.ops.nn_taped tapes (take_per_row, column_sums: the backend's)
+    def im2col(self, x, windows, offsets_first=False):
+        return nn_arrays.im2col(self.backend, x, windows, offsets_first)
+
+    def col2im(self, cols, windows, offsets_first=False):
+        return nn_arrays.col2im(self.backend, cols, windows, offsets_first)
+
+    def gather_windows(self, x, windows, argmax=None):
+        return nn_arrays.gather_windows(self.backend, x, windows, argmax)
+
+    def scatter_windows(self, values, windows, argmax=None, linked=None):
+        """(``linked``: taped, an input of zero gradient; see nn_taped)"""
+        return nn_arrays.scatter_windows(self.backend, values, windows, argmax)
+
+    def scatter_per_row(self, values, index, columns, linked=None):
+        return nn_arrays.scatter_per_row(self.backend, values, index, columns)
+
+    def contiguous_permute(self, a, axes):
+        return nn_arrays.contiguous_permute(self.backend, a, axes)
+
+    @staticmethod
+    def constant(value):
+        """A raw array or NumPy scalar that a formula uses as it is (no gradient)."""
+        return value
+
+
+def _gather(a, key):
+    # Bound on first use (nbgrad.ops.indexing builds on this module).
+    global _gather
+    from .indexing import gather_array
+    _gather = gather_array
+    return gather_array(a, key)
+
 
 _RAW = {}
+_RAW_BY_CLASS = {}  # a raw array's class -> its backend's RawArrays (backend_of goes by class)
 TAPED = {}  # backend -> the taped operations on its Tensors (nbgrad.ops.taped fills it)
 
 
 def ops_for(value):
     """The operations for a formula whose gradient is ``value``: untaped on
     raw arrays, taped on Tensors."""
+    raw = _RAW_BY_CLASS.get(value.__class__)  # a plain backward's case, first
+    if raw is not None:
+        return raw
     taped = TAPED.get(getattr(value, "_backend", None))
     if taped is not None:
         return taped
@@ -90,4 +176,6 @@ def ops_for(value):
     raw = _RAW.get(backend)
     if raw is None:
         raw = _RAW[backend] = RawArrays(backend)
+    if not hasattr(value, "_backend"):  # (not a Tensor, should one come before taped's import)
+        _RAW_BY_CLASS[value.__class__] = raw
     return raw

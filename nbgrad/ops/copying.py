@@ -12,12 +12,15 @@ from ..backends import for_device, layout
 from ..device import device as Device
 from ..tensor import Tensor
 from . import mutation
+from .arrays import ops_for
 from .elementwise import ElementwiseBackward, apply_inplace
+from . import dual
 from .registry import tensor_op
 
 
 class PassThroughBackward(Node):
-    """Gradient passes unchanged (the engine casts it to the input's dtype)."""
+    """Gradient passes unchanged (the engine casts it to the input's dtype,
+    taped in a backward that builds a graph)."""
 
     __slots__ = ("_op_name",)
 
@@ -43,7 +46,7 @@ def _clone(self, strides):
     return _copy_of(self, layout.copy(self._backend, self._data, strides), self.dtype, "Clone")
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def clone(self):
     """A copy with new memory, taped (the gradient flows back to ``self``). Its
     layout is PyTorch's preserve_format: ``self``'s strides when dense, else
@@ -51,7 +54,7 @@ def clone(self):
     return _clone(self, layout.preserve_strides(self._data))
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR)
 def contiguous(self):
     """``self`` when C-contiguous, else a C-contiguous copy, taped as ``clone``."""
     return self if self.is_contiguous() else _clone(self, None)
@@ -68,7 +71,7 @@ class ToDeviceBackward(Node):
         self.source_backend = source._backend
 
     def backward(self, grad):
-        return [self.source_backend.asarray(grad)]
+        return [ops_for(grad).to_backend(grad, self.source_backend)]
 
 
 def to_arguments(args, kwargs):
@@ -100,7 +103,7 @@ def _parse_to(self, args, kwargs):
             self.dtype if dtype is None else dtype, copy)
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR)
 def to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``."""
     device, dtype, copy = _parse_to(self, args, kwargs)
@@ -143,7 +146,7 @@ def write_row(row, self, value, op_name):
         return apply_inplace(row, self, (value,), op_name=op_name)
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR_IN_PLACE)
 def copy_(self, src):
     if isinstance(src, (numbers.Number, np.bool_)) and not isinstance(src, complex):
         src = Tensor._wrap(self._backend.asarray(src, dtypes.scalar_dtype(src).numpy),
@@ -161,7 +164,7 @@ def copy_(self, src):
     return write_row(BY_NAME["copy"], self, src, "copy_")
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.FILL)
 def fill_(self, value):
     if isinstance(value, Tensor):
         if value.ndim:
@@ -174,12 +177,12 @@ def fill_(self, value):
     return write_row(BY_NAME["fill"], self, value, "fill_")
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR_IN_PLACE)
 def zero_(self):
     return write_row(BY_NAME["fill"], self, 0, "zero_")
 
 
-@tensor_op("type", function=False)
+@tensor_op("type", function=False, tangent=dual.LINEAR)
 def _type(self, dtype=None):
     """The type name (PyTorch's: ``nbgrad.cuda.FloatTensor`` on the GPU), or a cast to ``dtype``."""
     if isinstance(dtype, str):  # a type name, "nbgrad.DoubleTensor"
@@ -198,7 +201,7 @@ def _conversion(name, target):
     convert.__name__ = convert.__qualname__ = name
     convert.__doc__ = f"``self.to({target!r})``" if isinstance(target, str) else \
         f"``self.to(nbgrad.{target.name})``"
-    tensor_op(name, function=False)(convert)
+    tensor_op(name, function=False, tangent=dual.LINEAR)(convert)
 
 
 for _name, _target in (("float", dtypes.float32), ("double", dtypes.float64),
@@ -206,7 +209,7 @@ for _name, _target in (("float", dtypes.float32), ("double", dtypes.float64),
     _conversion(_name, _target)
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR)
 def cuda(self, device=None):
     """``self.to("cuda")`` (``device``: an index or a device)."""
     return to(self, "cuda" if device is None else

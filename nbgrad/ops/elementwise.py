@@ -13,7 +13,7 @@ from ..backends import layout
 from ..declarations.derivation import derivative_row
 from ..declarations.row import Row
 from ..tensor import Tensor
-from . import mutation
+from . import dual, mutation
 from .broadcasting import broadcast_shapes
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
@@ -107,8 +107,10 @@ class ElementwiseBackward(Node):
                                           else dtype.numpy.type(a))
                 tensors.append(s)  # freed like a tensor: PyTorch saves it as one
                 continue
-            if inplace and k == 0:  # the value before the write, not after it
-                a = Tensor._wrap(backend.copy(a._data), a.dtype, backend)
+            if inplace and k == 0:  # the value before the write, not after it, with the
+                # history it had (PyTorch saves self.clone(); a clone's backward is the
+                # identity, so the copy takes self's history itself, at no cost)
+                a = Tensor._from_op(backend.copy(a._data), a.grad_fn, a.dtype, backend)
             saved[k] = s = SavedTensor(a)
             tensors.append(s)
         self.args = saved
@@ -195,9 +197,12 @@ class RefusedBackward(ElementwiseBackward):
     backward_and_release = backward
 
 
-def _general_backward(node, grad):
+def _general_backward(node, grad, unpacked=None, out=None):
     """Any ElementwiseBackward's gradients: saved values unpacked (and cast), then the
-    backend's fused kernel for the wanted inputs, ``grad`` itself for the passed ones."""
+    backend's fused kernel for the wanted inputs, ``grad`` itself for the passed ones.
+    ``unpacked``: the saved inputs' values by position and ``out``, where a caller
+    (the straight-line backward, before it falls back here) has unpacked them already:
+    a saved-tensor hook's unpack runs once."""
     recipe = node.recipe
     spec = recipe.spec
     if recipe.cast and grad.dtype != recipe.dtype.numpy:  # PyTorch's formula promotes it
@@ -207,20 +212,23 @@ def _general_backward(node, grad):
         args = list(args)
         for k in spec.saves:
             a = args[k]
-            if a.__class__ is SavedTensor:
+            if unpacked is not None:
+                args[k] = unpacked[k]
+            elif a.__class__ is SavedTensor:
                 a = args[k] = a.unpack()
                 if recipe.cast and a.dtype != recipe.dtype.numpy and k not in recipe.row.bool_inputs:
                     args[k] = recipe.backend.cast(a, recipe.dtype.numpy)
             else:  # a saved number
                 args[k] = a.unpack()
-    out = node.out
-    if out.__class__ is SavedTensor:  # SavedTensor.unpack's fast path, inlined
-        if out.data is not None and out.counter.value == out.version:
-            out = out.data
+    if unpacked is None:
+        out = node.out
+        if out.__class__ is SavedTensor:  # SavedTensor.unpack's fast path, inlined
+            if out.data is not None and out.counter.value == out.version:
+                out = out.data
+            else:
+                out = out.unpack()  # raises
         else:
-            out = out.unpack()  # raises
-    else:
-        out = None
+            out = None
     if not recipe.row.differentiable:  # a comparison written in place: zero gradient, as in PyTorch
         return [None if e is None else recipe.backend.zeros(grad.shape, grad.dtype)
                 for e in node.next_edges]
@@ -524,6 +532,10 @@ def apply(row, args):
         args = _cpu_scalars_moved(args)
         plan = _plan_for(row, args)
         raw, shape = _raw_arguments(plan, args)
+    if dual.LEVEL is not None:
+        active = _with_tangents(row, args)
+        if active:
+            return _apply_dual(row, plan, args, raw, shape, active)
     out = None
     if len(shape) > 1 and not plan.c_order:  # (a loop, not a generator: this runs on every call)
         for a in args:
@@ -536,6 +548,11 @@ def apply(row, args):
                 break
     if out is None:
         out = plan.run(shape, plan.out_np, raw)
+    return _result(plan, row, args, out)
+
+
+def _result(plan, row, args, out):
+    """The op's result over ``out``, with its node when it is recorded."""
     node = None
     if _grad_state.enabled:
         for i in plan.grad_args:
@@ -549,6 +566,38 @@ def apply(row, args):
     if node is not None and node.out is True:  # node.after_write, inlined
         node.out = saved = SavedTensor(result, node.recipe.title)
         node.saved += (saved,)
+    return result
+
+
+# -- forward mode: value and tangent in one fused pass (the backends'
+# elementwise_jvp, generated from the row's derivatives)
+def _with_tangents(row, args):
+    """The inputs whose tangents reach the output (a derivative and a tangent)."""
+    return tuple(k for k in row.differentiable
+                 if args[k].__class__ is Tensor and args[k]._fw_grad is not None)
+
+
+def _raw_tangents(backend, args, active, dtype, shape):
+    """The active inputs' tangents as the kernel reads them: the op's dtype, its shape."""
+    raw = []
+    for k in active:
+        t = args[k]._fw_grad._data
+        if t.dtype != dtype:
+            t = backend.cast(t, dtype)
+        raw.append(t if t.shape == shape else backend.broadcast_to(t, shape))
+    return raw
+
+
+def _apply_dual(row, plan, args, raw, shape, active):
+    backend, np_dtype = plan.backend, plan.out_np
+    if np_dtype.kind != "f":  # a comparison: no tangent
+        return _result(plan, row, args, plan.run(shape, np_dtype, raw))
+    raw = _broadcast(backend, raw, shape)
+    out, tangent = backend.empty(shape, np_dtype), backend.empty(shape, np_dtype)
+    backend.elementwise_jvp(row, active, out, tangent, raw,
+                            _raw_tangents(backend, args, active, np_dtype, shape))
+    result = _result(plan, row, args, out)
+    dual.set_tangent(result, Tensor._wrap(tangent, plan.out_dtype, backend))
     return result
 
 
@@ -623,12 +672,33 @@ def apply_inplace(row, self, args, op_name=None):
     title = None
     if op_name and not op_name.startswith("__"):
         title = "".join(part.title() for part in op_name.strip("_").split("_"))
+    kernel = lambda: backend.elementwise_forward(row, out, raw)  # noqa: E731
+    active = _with_tangents(row, args) if dual.LEVEL is not None else ()
+    if active and out.dtype.kind == "f":  # forward mode: the tangent written alongside
+        kernel = _in_place_dual(row, self, args, out, raw, active, backend)
     return mutation.write(
         self, op_name or row.name + "_",
-        kernel=lambda: backend.elementwise_forward(row, out, raw),
+        kernel=kernel,
         make_node=lambda: ElementwiseBackward.record(row, args, dtype, backend, inplace=True,
                                                      title=title),
         others_require_grad=others_require_grad, checked=True)
+
+
+def _in_place_dual(row, self, args, out, raw, active, backend):
+    """The kernel of an in-place row under forward mode: value into ``self``
+    and tangent into ``self``'s tangent (in place, so its views' tangents see
+    it; a new one where ``self`` had none, or one of another dtype)."""
+    tangents = _raw_tangents(backend, args, active, out.dtype, out.shape)
+    own = self._fw_grad
+    if own is not None and own._data.dtype == out.dtype:
+        tangent = own
+    else:
+        tangent = Tensor._wrap(backend.empty(out.shape, out.dtype), self.dtype, backend)
+
+    def kernel():
+        backend.elementwise_jvp(row, active, out, tangent._data, raw, tangents)
+        dual.set_tangent(self, tangent)
+    return kernel
 
 
 def _function_for(row):

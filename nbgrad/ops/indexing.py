@@ -9,10 +9,12 @@ import numpy as np
 from .. import dtypes
 from ..declarations.op_table import BY_NAME
 from ..tape import grad_mode
+from ..tape.version_counter import user_stacklevel
 from ..tape.graph import Node, SavedValue
 from ..backends import backend_of, layout
 from ..tensor import Tensor
 from . import arrays, copying, mutation, views
+from .arrays import ops_for
 from .elementwise import _TYPE_NAMES
 from .views import make_view
 
@@ -220,7 +222,16 @@ def _index_error(error):
     return IndexError(str(error).replace("axis", "dimension"))
 
 
+def gather_array(a, key):
+    """``a[key]`` (raw) for an advanced ``key`` selecting a non-empty region,
+    laid out as PyTorch's index gives it (``arrays.RawArrays.gather``)."""
+    return _gather(a, key)
+
+
 class IndexBackward(Node):
+    """Advanced indexing's backward: the gradient added where it was read
+    (an index_put with accumulation, as PyTorch's); also ``gather``'s."""
+
     __slots__ = ("shape",)
     op_name = "Index"
 
@@ -231,11 +242,8 @@ class IndexBackward(Node):
 
     def backward(self, grad):
         (key,) = self.saved_values()
-        backend = backend_of(grad)
-        out = backend.zeros(self.shape, grad.dtype)
-        if grad.size:  # an empty result read nothing (its indices may be out of range)
-            backend.add_at(out, key, grad)
-        return [out]
+        # (an empty result read nothing: index_add adds nothing, its indices may be out of range)
+        return [ops_for(grad).index_add(self.shape, key, grad)]
 
 
 class IndexPutBackward(Node):
@@ -247,13 +255,77 @@ class IndexPutBackward(Node):
         self.saved = (SavedValue(key),)  # as IndexBackward's
 
     def backward(self, grad):
+        xp = ops_for(grad)
         (key,) = self.saved_values()
-        grad_target = grad.copy()
-        region = _index_shape(grad.shape, key)
+        region = _index_shape(tuple(grad.shape), key)
         if 0 in region:  # an empty region was not written (its indices may be out of range)
-            return [grad_target, backend_of(grad).zeros(region, grad.dtype)]
-        grad_target[key] = 0
-        return [grad_target, _gather(grad, key)]
+            return [xp.copy(grad), xp.zeros(region, grad.dtype)]
+        return [xp.zero_at(grad, key), xp.gather(grad, key) if self.needs_grad(1) else None]
+
+
+# -- advanced indexing's gradients as ops of their own (``arrays.ops_for``
+# reaches them): a gather and an index_add are each other's gradients; zeroing
+# the indexed elements is its own.
+class IndexAddBackward(Node):
+    """``index_add``'s backward: the values' gradient gathered where they were added."""
+
+    __slots__ = ("empty",)
+    op_name = "IndexPutImpl"  # PyTorch's index backward: an accumulating index_put_ into zeros
+
+    def __init__(self, values, key):
+        super().__init__([values])
+        self.saved = (SavedValue(key),)
+        self.empty = values._data.size == 0
+
+    def backward(self, grad):
+        xp = ops_for(grad)
+        (key,) = self.saved_values()
+        if self.empty:  # nothing was added (the indices may be out of range)
+            return [xp.zeros(_index_shape(tuple(grad.shape), key), grad.dtype)]
+        return [xp.gather(grad, key)]
+
+
+class ZeroAtBackward(Node):
+    """``zero_at``'s backward: the gradient, zeroed where the values were."""
+
+    __slots__ = ()
+    op_name = "IndexPut"  # PyTorch's: an index_put_ of zeros
+
+    def __init__(self, source, key):
+        super().__init__([source])
+        self.saved = (SavedValue(key),)
+
+    def backward(self, grad):
+        (key,) = self.saved_values()
+        return [ops_for(grad).zero_at(grad, key)]
+
+
+def _recording(t):
+    return grad_mode.is_grad_enabled() and t.requires_grad
+
+
+def gather(self, key):
+    """``self[key]`` for an advanced ``key`` (split: index arrays, full
+    slices, Ellipsis) selecting a non-empty region; taped (its gradient is
+    ``index_add``)."""
+    data = ops_for(self._data).gather(self._data, key)
+    node = IndexBackward(self, key) if _recording(self) else None
+    return Tensor._from_op(data, node, self.dtype, self._backend)
+
+
+def index_add(values, shape, key):
+    """Zeros of ``shape`` with the Tensor ``values`` added at ``key``; taped
+    (its gradient is ``gather``)."""
+    data = ops_for(values._data).index_add(shape, key, values._data)
+    node = IndexAddBackward(values, key) if _recording(values) else None
+    return Tensor._from_op(data, node, values.dtype, values._backend)
+
+
+def zero_at(self, key):
+    """A copy of ``self`` with zeros at ``key``; taped (its gradient is ``zero_at``)."""
+    data = ops_for(self._data).zero_at(self._data, key)
+    node = ZeroAtBackward(self, key) if _recording(self) else None
+    return Tensor._from_op(data, node, self.dtype, self._backend)
 
 
 def _split_key(key):
@@ -428,14 +500,16 @@ def setitem(self, key, value):
     mutation.check_inplace(target, value_requires_grad, internal=False)
     expanded = mutation.has_internal_overlap(target._data)
     if expanded:
-        warnings.warn(_EXPANDED.format("index_put_", "tensor[indices] = tensor"), stacklevel=2)
+        warnings.warn(_EXPANDED.format("index_put_", "tensor[indices] = tensor"),
+                      stacklevel=user_stacklevel())
     _check_indices(self, np_key)
     arrays = [k for k in index_key if isinstance(k, np.ndarray)]
     # index_put_ hands a lone mask and a one-element value to masked_fill_,
     # which neither checks overlaps nor dtypes (it takes the value's item).
     masked_fill = one_value and len(arrays) == 1 and _is_mask(arrays[0])
     if expanded and masked_fill:
-        warnings.warn(_EXPANDED.format("masked_fill_", "tensor[mask] = scalar"), stacklevel=2)
+        warnings.warn(_EXPANDED.format("masked_fill_", "tensor[mask] = scalar"),
+                      stacklevel=user_stacklevel())
     try:
         region_shape = _index_shape(target._data.shape, index_key)
     except IndexError as error:

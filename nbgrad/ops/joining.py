@@ -7,8 +7,10 @@ import numpy as np
 from .. import dtypes
 from ..tape import grad_mode
 from ..tape.graph import Node
-from ..backends import backend_of, layout
+from ..backends import layout
 from ..tensor import Tensor
+from .arrays import ops_for
+from . import dual
 from .registry import tensor_op
 
 
@@ -24,10 +26,10 @@ class CatBackward(Node):
         self.sizes = [0 if legacy else t._data.shape[dim] for t, legacy in zip(tensors, self.legacy)]
 
     def backward(self, grad):
-        backend = backend_of(grad)
+        xp = ops_for(grad)
         bounds = np.cumsum(self.sizes)[:-1]
-        parts = backend.split(grad, bounds, self.dim)
-        return [backend.zeros((0,), grad.dtype) if legacy else part
+        parts = xp.split(grad, bounds, self.dim)  # views (taped: slices)
+        return [xp.zeros((0,), grad.dtype) if legacy else part
                 for part, legacy in zip(parts, self.legacy)]
 
 
@@ -42,7 +44,9 @@ class StackBackward(CatBackward):
         self.legacy = [False] * len(tensors)
 
     def backward(self, grad):
-        return [g.squeeze(self.dim) for g in CatBackward.backward(self, grad)]
+        xp = ops_for(grad)
+        dims = (self.dim,)
+        return [xp.squeeze_dims(g, dims) for g in CatBackward.backward(self, grad)]
 
 
 def _tensor_list(tensors, name):
@@ -65,7 +69,7 @@ def _dim_arg(name, dim):
     return int(dim)
 
 
-@tensor_op(method=False)
+@tensor_op(method=False, tangent=dual.LINEAR)
 def cat(tensors, dim=0):
     tensors = _tensor_list(tensors, "cat")
     dim = _dim_arg("cat", dim)
@@ -106,7 +110,7 @@ def cat(tensors, dim=0):
     return Tensor._from_op(data, node, dtype, first._backend)
 
 
-@tensor_op(method=False)
+@tensor_op(method=False, tangent=dual.LINEAR)
 def stack(tensors, dim=0):
     tensors = _tensor_list(tensors, "stack")
     dim = _dim_arg("stack", dim)

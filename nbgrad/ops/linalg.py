@@ -9,6 +9,7 @@ from ..tape.graph import Node
 from ..tensor import Tensor
 from .elementwise import _TYPE_NAMES, _device_error
 from .arrays import ops_for
+from . import dual
 from .registry import tensor_op
 
 
@@ -195,7 +196,7 @@ def _bool_kernel_name(a, b, op_name):
         else "addmm_impl_cpu_"
 
 
-@tensor_op()
+@tensor_op(tangent=dual.BILINEAR)
 def matmul(a, b):
     for k, (arg, t) in enumerate((("input", a), ("other", b))):
         if not isinstance(t, Tensor):
@@ -227,7 +228,7 @@ def matmul(a, b):
     return Tensor._from_op(a._backend.ascontiguous(data), node, a.dtype, a._backend)
 
 
-@tensor_op()
+@tensor_op(tangent=dual.BILINEAR)
 def mm(a, b):
     for k, (arg, t) in enumerate((("input", a), ("mat2", b))):
         if not isinstance(t, Tensor):

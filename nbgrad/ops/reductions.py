@@ -13,6 +13,7 @@ from ..backends import backend_of, layout
 from ..tensor import Tensor
 from . import arrays
 from .arrays import ops_for
+from . import dual
 from .registry import tensor_op
 
 
@@ -95,7 +96,7 @@ class MeanBackward(SumBackward):
     op_name = "Mean"
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def sum(self, dim=None, keepdim=False, dtype=None):
     """sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
@@ -109,7 +110,7 @@ def sum(self, dim=None, keepdim=False, dtype=None):
     return Tensor._from_op(data, node, dtype, self._backend)
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def mean(self, dim=None, keepdim=False, dtype=None):
     which = "Input" if dtype is None else "Optional"
     axes = _axes(self, dim, "mean", keepdim)
@@ -146,19 +147,20 @@ class ExtremumBackward(Node):
         return self._op_name
 
     def backward(self, grad):
-        source, result = self.saved_values()
-        backend = backend_of(grad)
-        result, grad = result.reshape(self.kept), grad.reshape(self.kept)
+        xp = ops_for(grad)
+        source, result = self.saved_values(xp.graph)
+        result, grad = xp.reshape(result, self.kept), xp.reshape(grad, self.kept)
+        # The masks and counts are comparisons (constants, even when taped).
         if self._op_name in ("Max", "Min"):  # evenly_distribute_backward
-            nan = result.reshape(-1)[0].item() != result.reshape(-1)[0].item()
-            mask = (source != source) if nan else source == result
-            count = backend.reduce_sum(mask, None, False, grad.dtype)
-            return [backend.where(mask, grad / count, grad.dtype.type(0))]
+            value = result.item()  # one element
+            mask = (source != source) if value != value else source == result
+            count = xp.reduce_sum(mask, None, False, grad.dtype)
+            return [xp.where(mask, grad / count, 0)]
         mask = source == result  # scale_grad_by_count: a NaN slice gets NaN
-        count = backend.reduce_sum(mask, self.axes, True, grad.dtype)
+        count = xp.reduce_sum(mask, self.axes, True, grad.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
             # asarray: NumPy's arithmetic on 0-d arrays gives scalars, which the engine cannot add into
-            return [backend.asarray(grad / count * backend.cast(mask, grad.dtype))]
+            return [xp.asarray(grad / count * xp.cast(mask, grad.dtype))]
 
 
 class ExtremumDimBackward(Node):
@@ -178,15 +180,65 @@ class ExtremumDimBackward(Node):
         return self._op_name
 
     def backward(self, grad):
-        (indices,) = self.saved_values()
+        xp = ops_for(grad)
+        (indices,) = self.saved_values()  # a raw index array, in either backward
         if not self.shape:  # a 0-d input: its only element was selected
-            return [grad.reshape(())]
-        backend = backend_of(grad)
-        indices = indices if self.keepdim else backend.expand_dims(indices, self.dim)
-        grad = grad if self.keepdim else backend.expand_dims(grad, self.dim)
-        out = backend.zeros(self.shape, grad.dtype)
-        backend.put_along_axis(out, indices, grad, self.dim)
-        return [out]
+            return [xp.reshape(grad, ())]
+        if not self.keepdim:
+            indices = xp.backend.expand_dims(indices, self.dim)
+            grad = xp.expand_dims(grad, self.dim)
+        return [xp.put_along(self.shape, indices, grad, self.dim)]
+
+
+# -- max(dim)'s gradient as ops of their own, each the other's gradient: a
+# scatter (zeros with values put along an axis) and a gather (values taken
+# along an axis), as PyTorch's value_selecting_reduction_backward.
+class ScatterBackward(Node):
+    """``put_along``'s backward: the values where they were put."""
+
+    __slots__ = ("axis",)
+    op_name = "Scatter"
+
+    def __init__(self, values, indices, axis):
+        super().__init__([values])
+        self.saved = (SavedValue(indices),)
+        self.axis = axis
+
+    def backward(self, grad):
+        (indices,) = self.saved_values()
+        return [ops_for(grad).take_along_axis(grad, indices, self.axis)]
+
+
+class GatherBackward(Node):
+    """``take_along``'s backward: the gradient put back where it was taken
+    (the indices pick distinct elements)."""
+
+    __slots__ = ("axis", "shape")
+    op_name = "Gather"
+
+    def __init__(self, source, indices, axis):
+        super().__init__([source])
+        self.saved = (SavedValue(indices),)
+        self.axis, self.shape = axis, source._data.shape
+
+    def backward(self, grad):
+        (indices,) = self.saved_values()
+        return [ops_for(grad).put_along(self.shape, indices, grad, self.axis)]
+
+
+def put_along(values, shape, indices, axis):
+    """Zeros of ``shape`` with the Tensor ``values`` put at ``indices`` (a raw
+    index array picking distinct elements) along ``axis``; taped."""
+    data = ops_for(values._data).put_along(shape, indices, values._data, axis)
+    node = ScatterBackward(values, indices, axis) if _recording(values) else None
+    return Tensor._from_op(data, node, values.dtype, values._backend)
+
+
+def take_along(self, indices, axis):
+    """``self``'s values at ``indices`` (a raw index array) along ``axis``; taped."""
+    data = self._backend.take_along_axis(self._data, indices, axis)
+    node = GatherBackward(self, indices, axis) if _recording(self) else None
+    return Tensor._from_op(data, node, self.dtype, self._backend)
 
 
 def _empty_reduction_check(self, dims, name):
@@ -227,12 +279,12 @@ def _extremum(self, dim, keepdim, op_name):
                   Tensor._wrap(indices, dtypes.int64, backend))
 
 
-@tensor_op()
+@tensor_op(tangent=dual.BY_VJP)
 def max(self, dim=None, keepdim=False):
     return _extremum(self, dim, keepdim, "Max")
 
 
-@tensor_op()
+@tensor_op(tangent=dual.BY_VJP)
 def min(self, dim=None, keepdim=False):
     return _extremum(self, dim, keepdim, "Min")
 
@@ -248,12 +300,12 @@ def _amax(self, dim, keepdim, op_name):
     return out
 
 
-@tensor_op()
+@tensor_op(tangent=dual.BY_VJP)
 def amax(self, dim=(), keepdim=False):
     return _amax(self, dim, keepdim, "Amax")
 
 
-@tensor_op()
+@tensor_op(tangent=dual.BY_VJP)
 def amin(self, dim=(), keepdim=False):
     return _amax(self, dim, keepdim, "Amin")
 
@@ -275,16 +327,16 @@ def _log_softmax_formula(x, axis):
     return arrays.run("sub", shifted, arrays.run("log", total, out=total), out=shifted)
 
 
-def _softmax_backward_formula(grad, y, axis):
-    """y * (grad - sum(grad * y)) along ``axis``."""
-    dot = backend_of(grad).reduce_sum(arrays.run("mul", grad, y), axis, keepdims=True)
-    return arrays.run("mul", y, arrays.run("sub", grad, dot))
+def _softmax_backward_formula(xp, grad, y, axis):
+    """y * (grad - sum(grad * y)) along ``axis``, with the formula operations ``xp``."""
+    dot = xp.reduce_sum(xp.run("mul", grad, y), axis, keepdims=True)
+    return xp.run("mul", y, xp.run("sub", grad, dot))
 
 
-def _log_softmax_backward_formula(grad, y, axis):
-    """grad - exp(y) * sum(grad) along ``axis``."""
-    total = backend_of(grad).reduce_sum(grad, axis, keepdims=True)
-    return arrays.run("sub", grad, arrays.run("mul", arrays.run("exp", y), total))
+def _log_softmax_backward_formula(xp, grad, y, axis):
+    """grad - exp(y) * sum(grad) along ``axis``, with the formula operations ``xp``."""
+    total = xp.reduce_sum(grad, axis, keepdims=True)
+    return xp.run("sub", grad, xp.run("mul", xp.run("exp", y), total))
 
 
 class SoftmaxBackward(Node):
@@ -301,17 +353,18 @@ class SoftmaxBackward(Node):
         self.saved = (SavedTensor(output, output_of=self.op_name),)
 
     def backward(self, grad):
-        (y,) = self.saved_values()
+        xp = ops_for(grad)
+        (y,) = self.saved_values(xp.graph)  # taped: the output, with this node as its history
         if self.dim is None:  # a 0-d input, computed as one element (as in the forward)
-            return [self._gradient(grad.reshape(1), y.reshape(1), 0).reshape(())]
-        return [backend_of(grad).ascontiguous(self._gradient(grad, y, self.dim))]  # as PyTorch's
+            one = self._gradient(xp, xp.reshape(grad, (1,)), xp.reshape(y, (1,)), 0)
+            return [xp.reshape(one, ())]
+        return [xp.ascontiguous(self._gradient(xp, grad, y, self.dim))]  # as PyTorch's
 
-    def _gradient(self, grad, y, axis):
-        backend = backend_of(grad)
+    def _gradient(self, xp, grad, y, axis):
         if axis == y.ndim - 1:  # PyTorch's last-axis kernel (and its sums' signed zeros)
-            grad = backend.ascontiguous(grad)
-        fused = getattr(backend, self.fused)(grad, y, axis)
-        return self.formula(grad, y, axis) if fused is None else fused
+            grad = xp.ascontiguous(grad)
+        fused = getattr(xp, self.fused)(grad, y, axis)  # the backend's kernel (raw only)
+        return self.formula(xp, grad, y, axis) if fused is None else fused
 
 
 class LogSoftmaxBackward(SoftmaxBackward):
@@ -349,11 +402,11 @@ def _softmax(self, dim, dtype, log):
     return out
 
 
-@tensor_op()
+@tensor_op(tangent=dual.BY_VJP)
 def softmax(self, dim=None, dtype=None):
     return _softmax(self, dim, dtype, log=False)
 
 
-@tensor_op()
+@tensor_op(tangent=dual.BY_VJP)
 def log_softmax(self, dim=None, dtype=None):
     return _softmax(self, dim, dtype, log=True)

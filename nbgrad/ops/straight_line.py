@@ -24,6 +24,7 @@ from ..tape.grad_mode import _state as grad_state
 from ..tape.graph import (TEMPLATE_NAMES, Node, SavedTensor, SavedValue, edge_lines, input_meta,
                           metas_for)
 from ..tensor import Tensor
+from . import dual
 from .elementwise import _general_backward, _plan_for, _Recipe, apply, check_tensors
 
 _MISSING = object()
@@ -108,6 +109,11 @@ def backward(recipe, release=False):
             body.append(f"if {' and '.join(checks)}:")
             inner = ["    " + line for line in inner]
         body += inner
+        if checks:  # a saved input to broadcast: the general backward, with what is unpacked
+            unpacked = "{" + ", ".join(f"{k}: x{k}" for k in spec.saves) + "}"
+            fallback = f"general(node, grad, {unpacked}, {'out' if spec.saves_out else 'None'})"
+            body += (["grads = " + fallback, "node.release_saved()", "return grads"] if release
+                     else ["return " + fallback])
         lines += ["    shape = grad.shape", "    ndim = len(shape)",
                   "    if 0 < ndim <= MAX_NDIM and grad.size < below:"]
         lines += ["        " + line for line in body]
@@ -245,7 +251,9 @@ def _branch(row, kinds):
         # More than one dimension: C-contiguous inputs only, whose result is
         # C-contiguous too (apply gives others the layout PyTorch does).
         # With a wrapped number PyTorch has no fast_set_up: size-1 strides count too.
-        "if " + " and ".join(same + ["0 < ndim <= MAX_NDIM", "(ndim == 1 or " + " and ".join(
+        # (an open forward-AD level takes the general path, which computes tangents)
+        "if " + " and ".join(same + ["dual.LEVEL is None", "0 < ndim <= MAX_NDIM",
+                                     "(ndim == 1 or " + " and ".join(
             f"x{k}._data.flags.c_contiguous" + (
                 f" and (1 not in shape or has_c_strides(x{k}._data))"
                 if numbers and row.wraps_numbers else "") for k in tensors) + ")"]) + ":",
@@ -299,7 +307,7 @@ def _compile(row, name, header, prologue, all_kinds, self_at, fallback, **extra)
         "Tensor": Tensor, "row": row, "apply": apply, "make_entry": _entry, "MISSING": _MISSING,
         "grad_state": grad_state, "_recipe": _recipe, "input_meta": input_meta,
         "SavedTensor": SavedTensor, "SavedValue": SavedValue, "has_c_strides": layout.has_c_strides,
-        "MAX_NDIM": MAX_NDIM, "load_kernel": _load_kernel,
+        "MAX_NDIM": MAX_NDIM, "load_kernel": _load_kernel, "dual": dual,
         **{f"entries_{kinds}": row._straight_entries.setdefault(kinds, {})
            for kinds in all_kinds},
         **extra,

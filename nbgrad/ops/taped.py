@@ -8,7 +8,12 @@ from .. import dtypes
 from ..backends import layout
 from ..declarations.op_table import BY_NAME
 from ..tensor import Tensor
-from . import arrays, linalg, reductions, views
+from . import arrays, copying, indexing, linalg, mutation, nn_taped, reductions, views
+
+
+def _dtype(dtype):
+    """An nbgrad dtype from one (a Tensor's) or from a NumPy dtype (a raw array's)."""
+    return dtype if isinstance(dtype, dtypes.dtype) else dtypes.from_numpy_dtype(np.dtype(dtype))
 
 
 class TapedArrays:
@@ -26,7 +31,7 @@ class TapedArrays:
 
     @staticmethod
     def reduce_sum(a, axis=None, keepdims=False, dtype=None):
-        dtype = None if dtype is None else dtypes.from_numpy_dtype(np.dtype(dtype))
+        dtype = None if dtype is None else _dtype(dtype)
         return reductions.sum(a, () if axis is None else axis, keepdims, dtype)
 
     @staticmethod
@@ -86,7 +91,7 @@ class TapedArrays:
 
     @staticmethod
     def cast(a, dtype):
-        return a.to(dtypes.from_numpy_dtype(np.dtype(dtype)))
+        return a.to(_dtype(dtype))
 
     @staticmethod
     def copy(a):
@@ -97,9 +102,49 @@ class TapedArrays:
         return a.contiguous()
 
     def zeros(self, shape, dtype):
-        dtype = np.dtype(dtype)
-        return Tensor._wrap(self.backend.zeros(tuple(shape), dtype),
-                            dtypes.from_numpy_dtype(dtype), self.backend)
+        dtype = _dtype(dtype)
+        return Tensor._wrap(self.backend.zeros(tuple(shape), dtype.numpy), dtype, self.backend)
+
+    @staticmethod
+    def asarray(a, dtype=None):
+        """``a`` itself (a Tensor is this namespace's array); cast to ``dtype`` when given."""
+        return a if dtype is None else TapedArrays.cast(a, dtype)
+
+    @staticmethod
+    def to_backend(a, backend):
+        return copying.to_backend(a, backend)
+
+    # -- joining, gathering, and the functional forms of writes
+    @staticmethod
+    def split(a, bounds, axis):
+        """Views of ``a`` between consecutive ``bounds`` along ``axis``, as slices."""
+        edges = [0, *(int(b) for b in bounds), a.shape[axis]]
+        lead = (slice(None),) * axis
+        return [a[lead + (slice(start, stop),)] for start, stop in zip(edges, edges[1:])]
+
+    @staticmethod
+    def put_along(shape, indices, values, axis):
+        return reductions.put_along(values, tuple(shape), indices, axis)
+
+    @staticmethod
+    def take_along_axis(a, indices, axis):
+        return reductions.take_along(a, indices, axis)
+
+    @staticmethod
+    def index_add(shape, key, values):
+        return indexing.index_add(values, tuple(shape), key)
+
+    @staticmethod
+    def gather(a, key):
+        return indexing.gather(a, key)
+
+    @staticmethod
+    def zero_at(a, key):
+        return indexing.zero_at(a, key)
+
+    @staticmethod
+    def replace_view(a, view_fn, values):
+        return mutation.replace_view(a, view_fn, values)
 
     # -- a backend's fused kernels: none here, the formula runs instead
     @staticmethod
@@ -107,6 +152,28 @@ class TapedArrays:
         return None
 
     fused_log_softmax_backward = fused_softmax_backward
+
+    # -- nn's layers and losses (issue 14): adjoint pairs, in nbgrad.ops.nn_taped
+    im2col = staticmethod(nn_taped.im2col)
+    col2im = staticmethod(nn_taped.col2im)
+    gather_windows = staticmethod(nn_taped.gather_windows)
+    scatter_windows = staticmethod(nn_taped.scatter_windows)
+    take_per_row = staticmethod(nn_taped.take_per_row)
+    scatter_per_row = staticmethod(nn_taped.scatter_per_row)
+
+    @staticmethod
+    def column_sums(a):
+        return reductions.sum(a, 0)
+
+    @staticmethod
+    def contiguous_permute(a, axes):
+        return views.permute(a, tuple(axes)).contiguous()
+
+    def constant(self, value):
+        """A raw array as a Tensor without history; a NumPy scalar as it is."""
+        if isinstance(value, np.generic):
+            return value
+        return Tensor._wrap(value, dtypes.from_numpy_dtype(value.dtype), self.backend)
 
 
 class _Taped(dict):

@@ -12,6 +12,7 @@ from ..tape.graph import Node
 from ..tensor import Tensor
 from . import arrays
 from .arrays import ops_for
+from . import dual
 from .registry import tensor_op
 
 
@@ -113,7 +114,7 @@ def _require_args(name, what, args):
         raise TypeError(f'{name}() missing 1 required positional arguments: "{what}"')
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR)
 def view(self, *shape):
     _require_args("view", "size", shape)
     shape = _normalize_shape(self, shape)
@@ -128,7 +129,7 @@ def view(self, *shape):
                      lambda g, xp: xp.reshape(g, in_shape))
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def reshape(self, *shape):
     _require_args("reshape", "shape", shape)
     shape = _normalize_shape(self, shape)
@@ -145,7 +146,7 @@ def reshape(self, *shape):
                      lambda g, xp: xp.reshape(g, in_shape))
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def flatten(self, start_dim=0, end_dim=-1):
     if self.ndim == 0:
         return reshape(self, 1)
@@ -159,7 +160,7 @@ def flatten(self, start_dim=0, end_dim=-1):
     return reshape(self, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def permute(self, *dims):
     _require_args("permute", "dims", dims)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
@@ -176,7 +177,7 @@ def permute(self, *dims):
                      lambda g, xp: xp.permute(g, inverse))
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def transpose(self, dim0, dim1):
     if self.ndim < 2 and dim0 in (0, -1) and dim1 in (0, -1):
         return make_view(self, "Transpose", lambda a: a, lambda g, xp: g)
@@ -185,7 +186,7 @@ def transpose(self, dim0, dim1):
                      lambda g, xp: xp.swapaxes(g, d0, d1))
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
@@ -194,7 +195,7 @@ def t(self):
     return make_view(self, "T", lambda a: a.swapaxes(0, 1), lambda g, xp: xp.swapaxes(g, 0, 1))
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def squeeze(self, dim=None):
     shape = self._data.shape
     if dim is None:
@@ -206,7 +207,7 @@ def squeeze(self, dim=None):
                      lambda g, xp: xp.reshape(g, shape))
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def unsqueeze(self, dim):
     ndim = self.ndim + 1
     if not -ndim <= dim < ndim:
@@ -231,7 +232,7 @@ def _unsqueezed(a, dim):
     return backend_of(a).as_strided(a, out.shape, strides)
 
 
-@tensor_op()
+@tensor_op(tangent=dual.LINEAR)
 def expand(self, *sizes):
     _require_args("expand", "size", sizes)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
@@ -271,18 +272,18 @@ def _broadcast_view(backend, a, target):
     return backend.as_strided(a, target, strides)
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR)
 def expand_as(self, other):
     return expand(self, other.shape)
 
 
-@tensor_op("T", function=False, attribute=True)
+@tensor_op("T", function=False, attribute=True, tangent=dual.LINEAR)
 def _reversed_dims(self):
     """``t.T``: the dimensions in reverse order."""
     return permute(self, tuple(reversed(range(self.ndim))))
 
 
-@tensor_op("mT", function=False, attribute=True)
+@tensor_op("mT", function=False, attribute=True, tangent=dual.LINEAR)
 def _matrix_transpose(self):
     """``t.mT``: the last two dimensions swapped."""
     if self.ndim < 2:
@@ -291,13 +292,13 @@ def _matrix_transpose(self):
     return transpose(self, -2, -1)
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR)
 def view_as(self, other):
     """``self.view(other.shape)``."""
     return view(self, other.shape)
 
 
-@tensor_op(function=False)
+@tensor_op(function=False, tangent=dual.LINEAR)
 def reshape_as(self, other):
     """``self.reshape(other.shape)``."""
     return reshape(self, other.shape)

@@ -13,8 +13,13 @@ arrays' own). A plain backward without ``inputs`` takes the fast loop
 """
 import heapq
 import itertools
+import warnings
 
-from .graph import AccumulateGrad, grad_lock
+import numpy as np
+
+from ..backends import backend_of
+from .grad_mode import SWITCHES, _state as _mode_state
+from .graph import AccumulateGrad, creation_of, grad_lock
 
 
 def _count_dependencies(roots):
@@ -88,6 +93,8 @@ def run_backward(roots, root_grads, retain_graph, capture=None, moves=None):
     node), gradients reaching those nodes are stored there instead of being
     accumulated, and only the part of the graph that leads to them runs.
     ``moves``: how gradients move (None: raw arrays, :data:`RAW`)."""
+    if SWITCHES.anomaly:  # each step checked: the general loop
+        moves = AnomalyMoves(moves or RAW, SWITCHES.check_nan)
     if len(roots) == 1 and capture is None and moves is None:  # nothing leads into one root
         _run(_count_dependencies(roots), {}, [], roots[0], root_grads[0], None, retain_graph)
         return
@@ -104,8 +111,12 @@ def run_backward(roots, root_grads, retain_graph, capture=None, moves=None):
     heapq.heapify(ready)
     if capture is None and moves is RAW:
         _run(deps, buffers, ready, None, None, order, retain_graph)
-    else:
+        return
+    partial, _mode_state.partial_backward = _mode_state.partial_backward, capture is not None
+    try:
         _run_general(deps, buffers, ready, order, retain_graph, capture, roots, moves)
+    finally:
+        _mode_state.partial_backward = partial
 
 
 def _run(deps, buffers, ready, pending, pending_grad, order, retain_graph):
@@ -246,6 +257,56 @@ class RawMoves:
 
 
 RAW = RawMoves()
+
+
+class AnomalyMoves:
+    """Anomaly mode: gradients move as ``inner`` moves them, and each node's
+    step is watched. A step that raises first warns with the stack of the
+    forward call that made the node (PyTorch's warning); with ``check_nan``
+    a step that returns NaN raises PyTorch's error, which nbgrad completes
+    with the forward op and the line that called it."""
+
+    def __init__(self, inner, check_nan):
+        self.inner, self.check_nan = inner, check_nan
+        self.deliver, self.add = inner.deliver, inner.add
+        self.accumulate, self.retain = inner.accumulate, inner.retain
+
+    def backward(self, node, grad, retain_graph):
+        try:
+            grads = self.inner.backward(node, grad, retain_graph)
+            if self.check_nan:
+                for i, g in enumerate(grads or ()):
+                    if g is not None and _has_nan(g):
+                        raise RuntimeError(_nan_message(node, i))
+        except Exception:
+            _warn_forward_stack(node)
+            raise
+        return grads
+
+
+def _has_nan(grad):
+    data = getattr(grad, "_data", grad)  # a Tensor in a backward that builds a graph
+    if data.dtype.kind not in "fc":
+        return False
+    return bool(np.isnan(backend_of(data).to_numpy(data)).any())
+
+
+def _nan_message(node, i):
+    message = f"Function '{node.name()}' returned nan values in its {i}th output."
+    record = creation_of(node)
+    where = f", called at {record[0]}" if record is not None and record[0] else ""
+    return message + f" Its forward op was {node.op_name}{where}."
+
+
+def _warn_forward_stack(node):
+    record = creation_of(node)
+    if record is None:
+        text = (f"Error detected in {node.name()}. No forward pass information available. "
+                "Enable detect anomaly during forward pass for more information.")
+    else:
+        text = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                "error:\n" + "".join(record[1].format()))
+    warnings.warn(text, UserWarning, stacklevel=2)
 
 
 def _run_general(deps, buffers, ready, order, retain_graph, capture, roots, moves):

@@ -7,10 +7,14 @@ input's metadata, which the engine uses to undo broadcasting and casting.
 """
 import itertools
 import math
+import sys
 import threading
+import traceback
 import weakref
 
-from .version_counter import VersionCounter
+from ..backends import backend_of
+from .grad_mode import SWITCHES, current_saved_hooks
+from .version_counter import VersionCounter, _user_location
 
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -33,8 +37,14 @@ _SEQUENCE = itertools.count()
 # given: the classes below compile their own constructors from them, and the
 # op layer's generated fast paths (nbgrad/ops/straight_line.py) paste them in,
 # so a slot changes in one place. Generated code runs in TEMPLATE_NAMES.
+# ``switches`` (grad_mode.SWITCHES) is read once per op result
+# (``Tensor._result_lines``) and in the general path's own constructors: off,
+# saved-tensor hooks, anomaly mode and inference mode cost one attribute load
+# per op. ``__name__`` marks generated code as nbgrad's own, so the user's
+# line an error or anomaly mode names is never inside it.
 TEMPLATE_NAMES = {"VersionCounter": VersionCounter, "weak_ref": weakref.ref,
-                  "next_sequence": _SEQUENCE.__next__, "new": object.__new__}
+                  "next_sequence": _SEQUENCE.__next__, "new": object.__new__,
+                  "switches": SWITCHES, "__name__": "nbgrad.tape.generated"}
 
 
 def compile_function(source, namespace=None):
@@ -188,19 +198,21 @@ class SavedTensor:
         from ..dtypes import from_numpy_dtype
         return from_numpy_dtype(self.data.dtype)
 
-    def unpack(self):
+    def unpack(self, graph=False):
+        """The saved array, checked against its version counter. ``graph``:
+        read for a backward that builds a graph (saved-tensor hooks see it)."""
         data = self.data
         if data is None:
             raise RuntimeError(_SECOND_BACKWARD)
         tensor_ref = self.tensor_ref
         if tensor_ref is None:  # a saved output: named by the node that saved it
             if self.counter.value != self.version:
-                raise RuntimeError(self._stale_message(self.producer))
+                return self._unpack_unlike(data, self.producer, graph)
             return data
         tensor = tensor_ref()
         if tensor is None:
             if self.counter.value != self.version:
-                raise RuntimeError(self._stale_message(self.op_name))
+                return self._unpack_unlike(data, self.op_name, graph)
             return data
         # As PyTorch's unpack, read the saved input's current history first (a stale
         # view is re-derived here, and one made in no_grad mode raises).
@@ -211,16 +223,31 @@ class SavedTensor:
                 ".detach_().This is not supported, please use out-of-place `.detach()` "
                 "instead")
         if self.counter.value != self.version:
-            raise RuntimeError(self._stale_message(fn.op_name if fn is not None else None))
+            return self._unpack_unlike(data, fn.op_name if fn is not None else None, graph)
         return data
 
-    def _stale_message(self, producer):
+    def _unpack_unlike(self, data, producer, graph):
+        """``unpack`` where the version read is not the one saved: a value
+        packed by saved-tensor hooks (its version is then PACKED, so the
+        inlined checks of generated code call ``unpack``), else stale.
+        A packed value is checked against its version only when the hook
+        gives back the saved storage itself (identity hooks, ``save_on_cpu``
+        on the CPU): PyTorch checks none, and a copy cannot go stale."""
+        if data.__class__ is not Packed:
+            raise RuntimeError(self._stale_message(producer))
+        array, counter = data.unpack(data.value, self, graph)
+        if counter is self.counter and counter.value != data.version:
+            raise RuntimeError(self._stale_message(producer, data.version))
+        return array
+
+    def _stale_message(self, producer, version=None):
+        version = self.version if version is None else version
         which = f", which is output 0 of {producer}," if producer else ""
         message = (
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {describe(self.shape, self.dtype)}{which} is at version "
-            f"{self.counter.value}; expected version {self.version} instead.")
-        write = self.counter.write_that_made(self.version + 1)
+            f"{self.counter.value}; expected version {version} instead.")
+        write = self.counter.write_that_made(version + 1)
         if write is not None:
             op_name, location = write
             message += f" It was modified in place by {op_name}() at {location}."
@@ -249,6 +276,91 @@ class SavedValue:
 
     def release(self):
         self.data = None
+
+
+# The version a SavedTensor holds once saved-tensor hooks packed its value:
+# never a counter's value, so every inlined version check calls ``unpack``.
+PACKED = -1
+
+
+class Packed:
+    """A saved value as saved-tensor hooks packed it, kept in the
+    SavedTensor's ``data`` (None once freed, as an array would be): what
+    ``pack`` returned, the ``unpack`` to call, and the array's version,
+    shape, dtype, strides (bytes) and backend when saved."""
+
+    __slots__ = ("value", "unpack", "version", "shape", "dtype", "strides", "backend")
+
+    def __init__(self, value, unpack, version, array):
+        self.value, self.unpack, self.version = value, unpack, version
+        self.shape, self.dtype, self.strides = array.shape, array.dtype, array.strides
+        self.backend = backend_of(array)
+
+
+def pack_saved(saved, tensor):
+    """Hand a value being saved to this thread's saved-tensor hooks, if any:
+    ``tensor`` is the tensor saved (None: one the SavedTensor describes alone)."""
+    hooks = current_saved_hooks()
+    if hooks is None:  # another thread's hooks turned the switch on
+        return
+    pack, unpack = hooks
+    packed = Packed(None, unpack, saved.version, saved.data)
+    packed.value = pack(saved, tensor)
+    saved.data, saved.version = packed, PACKED
+
+
+# ------------------------------------------------------------ anomaly mode
+# Where each node was made, recorded in anomaly mode: (the user's file:line,
+# the forward's stack outside nbgrad). Keyed weakly: a node's record dies with it.
+_CREATION = weakref.WeakKeyDictionary()
+
+
+def _user_stack(frame):
+    """The frames from the outermost down to ``frame``, nbgrad's own left out."""
+    frames = []
+    while frame is not None:
+        if not frame.f_globals.get("__name__", "").startswith("nbgrad."):
+            frames.append((frame, frame.f_lineno))
+        frame = frame.f_back
+    frames.reverse()
+    return traceback.StackSummary.extract(frames, lookup_lines=False)
+
+
+def record_creation(node):
+    """Anomaly mode: remember where ``node`` was made."""
+    location = _user_location()
+    _CREATION[node] = (None if location is None else f"{location[0]}:{location[1]}",
+                       _user_stack(sys._getframe(1)))
+
+
+def creation_of(node):
+    """(file:line, stack) where ``node`` was made in anomaly mode, or None."""
+    return _CREATION.get(node)
+
+
+def watch_result(t):
+    """A new op result while a switch is on in some thread (the one check
+    ``Tensor._result_lines`` makes): inference mode marks it; its node, made
+    by generated code that checks nothing, is recorded in anomaly mode, and
+    its saved tensors go through this thread's saved-tensor hooks (the
+    general path's constructors did both already)."""
+    if SWITCHES.inference:
+        SWITCHES.mark_inference(t)
+    node = t._grad_fn
+    if node is None:
+        return
+    if SWITCHES.anomaly and node not in _CREATION:
+        record_creation(node)
+    if SWITCHES.saved_hooks:
+        for saved in node.saved:
+            if saved.__class__ is SavedTensor and saved.version is not PACKED \
+                    and saved.data is not None:
+                ref = saved.tensor_ref
+                tensor = ref() if ref is not None else t if saved.data is t._data else None
+                pack_saved(saved, tensor)
+
+
+TEMPLATE_NAMES["watch_result"] = watch_result
 
 
 class Node:
@@ -329,6 +441,40 @@ class Node:
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
 
+    # ``grad_fn._saved_<name>``: the saved values under PyTorch's names, read
+    # by functions the layer above sets (the tape knows no Tensor), through
+    # one descriptor per name (``expose_saved``). Not ``__getattr__``: a class
+    # that defines it loses CPython's specialized attribute loads, on every
+    # node attribute the engine reads.
+    saved_attribute = None  # (node, name) -> value, or AttributeError
+    saved_names = None  # node -> the names it has
+
+    @classmethod
+    def expose_saved(cls, names):
+        """Make each of ``names`` (``_saved_self``, ...) an attribute of every node."""
+        for name in names:
+            if name not in cls.__dict__:
+                setattr(cls, name, _SavedAttribute(name))
+
+    def __dir__(self):
+        names = [n for n in object.__dir__(self) if not n.startswith(("_saved_", "_raw_saved_"))]
+        return names + (Node.saved_names(self) if Node.saved_names is not None else [])
+
+
+class _SavedAttribute:
+    """``node._saved_<name>``: read through ``Node.saved_attribute``, which
+    raises AttributeError for a node that saved no such value."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        return Node.saved_attribute(node, self.name)
+
 
 class AccumulateGrad(Node):
     """The sink for a leaf: accumulates into ``leaf.grad`` after the leaf's hooks."""
@@ -354,6 +500,18 @@ class AccumulateGrad(Node):
         if variable._requires_grad or variable.requires_grad:
             with _GRAD_LOCKS[id(variable) >> 4 & 63]:  # grad_lock(variable), inlined
                 variable._accumulate_grad(grad, owned)
+            if variable._post_accumulate_grad_hooks:
+                run_post_accumulate_hooks(variable)
+
+
+def run_post_accumulate_hooks(variable):
+    """``variable``'s post-accumulate-grad hooks, in the order registered,
+    once its ``.grad`` holds the new gradient (outside the lock: a hook may
+    step an optimizer, or run another backward)."""
+    for hook in list(variable._post_accumulate_grad_hooks):
+        result = hook(variable)
+        if result is not None:
+            raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
 
 
 # The constructors, compiled from the lines above.
@@ -362,12 +520,16 @@ SavedTensor.__init__ = compile_function("\n".join([
     "    if output_of is not None:",
     *indent(SavedTensor.output_lines("self", "tensor._data", "tensor._version_counter",
                                      "self.counter.value", "output_of"), 2),
+    "        if switches.saved_hooks:",
+    "            pack_saved(self, tensor)",
     "        return",
     *indent(SavedTensor.input_lines("self", "tensor")),
     "    if tensor._base is not None and self.producer is not None:",
     "        self.producer = 'AsStrided'  # should it die first: a stale view is re-derived",
-    "        self.history = tensor.grad_fn"]),
-    {"SavedTensor": SavedTensor})
+    "        self.history = tensor.grad_fn",
+    "    if switches.saved_hooks:",
+    "        pack_saved(self, tensor)"]),
+    {"SavedTensor": SavedTensor, "pack_saved": pack_saved})
 
 Node.__init__ = compile_function("\n".join([
     "def __init__(self, inputs):",
@@ -384,12 +546,17 @@ Node.__init__ = compile_function("\n".join([
     "        edges.append(edge)",
     "        metas.append(None if edge is None else input_meta(t))",
     *indent(Node.field_lines("self", "edges", "metas")),
-    "    self.saved = ()"]), {"input_meta": input_meta})
+    "    self.saved = ()",
+    "    if switches.anomaly:",
+    "        record_creation(self)"]),
+    {"input_meta": input_meta, "record_creation": record_creation})
 
 fill_node = compile_function("\n".join([
     "def fill_node(node, edges, metas):",
     '    """A new node\'s tape fields (for nodes made without ``__init__``)."""',
-    *indent(Node.field_lines("node", "edges", "metas"))]))
+    *indent(Node.field_lines("node", "edges", "metas")),
+    "    if switches.anomaly:",
+    "        record_creation(node)"]), {"record_creation": record_creation})
 
 AccumulateGrad.__init__ = compile_function("\n".join([
     "def __init__(self, variable):",

@@ -32,6 +32,18 @@ def _user_location():
     return None
 
 
+def user_stacklevel():
+    """The ``stacklevel`` that makes a warning point at the user's line: the
+    caller of ``warnings.warn`` counts 1, and nbgrad's own frames (op
+    wrappers, the forward-mode rule of an op) are skipped."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("nbgrad."):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 class VersionCounter:
     __slots__ = ("value", "_writes")
 

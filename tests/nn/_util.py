@@ -100,3 +100,77 @@ def run_on_device(fn, make, inputs, dtype, device, seed=0):
         assert grad.device.type == device, key
         assert_close(grad.cpu(), want_grads[key], name)
     return out, want
+
+
+# -- higher-order gradients (create_graph=True) -----------------------------------
+class Const:
+    """A float64 input that is a constant (no gradient) in ``second_derivatives``."""
+
+    def __init__(self, array):
+        self.array = array
+
+
+def make_inputs(lib, arrays, device):
+    """``(inputs, leaves)`` from ``arrays`` as ``second_derivatives`` makes them."""
+    on = on_device(lib, device)
+    made, leaves = [], []
+    for a in arrays:
+        if isinstance(a, Const):
+            made.append(lib.tensor(a.array, dtype=lib.float64, **on))
+        elif isinstance(a, np.ndarray) and a.dtype.kind == "f":
+            t = lib.tensor(a, dtype=lib.float64, requires_grad=True, **on)
+            made.append(t)
+            leaves.append(t)
+        elif isinstance(a, np.ndarray):
+            made.append(lib.tensor(a, **on))
+        else:
+            made.append(a)
+    return made, leaves
+
+
+def second_derivatives(lib, fn, arrays, device="cpu", seed=7):
+    """``fn(lib, *inputs)`` on float64 inputs made from ``arrays`` (floating
+    arrays become leaves that require grad; ``Const`` ones and integer arrays
+    do not; anything else is passed as it is), on ``device`` in nbgrad. Its
+    first derivatives with respect to the leaves, against a random cotangent
+    that requires grad, with ``create_graph=True``; then the gradients of a
+    random weighted sum of them with respect to the leaves and the cotangent.
+    Returns ``(firsts, seconds)``."""
+    on = on_device(lib, device)
+    inputs, leaves = make_inputs(lib, arrays, device)
+    out = fn(lib, *inputs)
+    rng = np.random.default_rng(seed)
+    cotangent = lib.tensor(rng.standard_normal(tuple(out.shape)), dtype=lib.float64,
+                           requires_grad=True, **on)
+    firsts = lib.autograd.grad(out, leaves, cotangent, create_graph=True)
+    weighted = sum((g * lib.tensor(rng.standard_normal(tuple(g.shape)), dtype=lib.float64, **on)
+                    ).sum() for g in firsts)
+    seconds = lib.autograd.grad(weighted, leaves + [cotangent], allow_unused=True)
+    return firsts, seconds
+
+
+def assert_values_close(mine, want, rtol=1e-9, atol=1e-11):
+    """float64 values of an nbgrad tensor (any device) and a torch tensor."""
+    a = np.asarray(mine.detach().cpu().numpy())
+    e = want.detach().numpy()
+    assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}"
+    np.testing.assert_allclose(a, e, rtol=rtol, atol=atol)
+
+
+def assert_second_derivatives_match(fn, arrays, device="cpu", rtol=1e-9, atol=1e-11):
+    """``second_derivatives`` of ``fn`` in nbgrad (on ``device``) and in torch
+    agree: every first derivative, and every second one. Where torch's graph
+    does not reach an input (None, or its symbolic zeros) nbgrad's gives none
+    or zeros; where torch's does, nbgrad's does too."""
+    ours = second_derivatives(nbgrad, fn, arrays, device)
+    theirs = second_derivatives(torch, fn, arrays)
+    for mine, want in zip(ours[0], theirs[0]):
+        assert mine.requires_grad and mine.device.type == device
+        assert_values_close(mine, want, rtol, atol)
+    assert len(ours[1]) == len(theirs[1])
+    for k, (mine, want) in enumerate(zip(ours[1], theirs[1])):
+        if want is None or want._is_zerotensor():
+            assert mine is None or not mine.cpu().numpy().any(), k
+        else:
+            assert mine is not None, f"second derivative {k} missing; torch has one"
+            assert_values_close(mine, want, rtol, atol)

@@ -1,4 +1,6 @@
 """ReLU, Sigmoid, Tanh, GELU, Softmax, LogSoftmax against torch."""
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -6,9 +8,11 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
-from nbgrad.autograd import gradcheck
+from helpers import on_device
+from nbgrad.autograd import gradcheck, gradgradcheck
 
-from ._util import DTYPE_IDS, DTYPES, assert_close, run_both, run_on_device
+from ._util import (DTYPE_IDS, DTYPES, assert_close, assert_second_derivatives_match,
+                    assert_values_close, run_both, run_on_device)
 
 MODULES = [
     (lambda: nn.ReLU(), lambda: torch.nn.ReLU()),
@@ -20,6 +24,7 @@ MODULES = [
     (lambda: nn.LogSoftmax(dim=-1), lambda: torch.nn.LogSoftmax(dim=-1)),
 ]
 IDS = ["relu", "sigmoid", "tanh", "gelu", "gelu-tanh", "softmax", "log_softmax"]
+SIMULATOR = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -74,3 +79,45 @@ def test_softmax_implicit_dim_warns_like_torch():
 def test_activations_on_the_device_match_torch(dtype, make, device):
     run_on_device(lambda m, x: m(x), make, [np.random.default_rng(0).standard_normal((2, 3, 4))],
                   dtype, device)
+
+
+# -- higher-order gradients ------------------------------------------------------
+def _derived_math_tanh_tolerance(device):
+    """The simulator interprets kernels: there ``math.tanh`` (GELU's tanh form
+    calls it) returns a Python float, which NumPy 2 (NEP 50) lets the derived
+    code's float32 ``ONE`` round to float32 in ``ONE - t * t``; compiled
+    kernels (CPU, GPU) compute it in float64."""
+    return dict(rtol=1e-4, atol=1e-7) if SIMULATOR and device == "cuda" else {}
+
+
+@pytest.mark.parametrize("make", MODULES, ids=IDS)
+def test_activation_second_derivatives_match_torch(make, device, request):
+    x = np.random.default_rng(5).standard_normal((3, 4)) * 2
+    modules = {nbgrad: make[0](), torch: make[1]()}
+    tolerance = _derived_math_tanh_tolerance(device) if "gelu-tanh" in request.node.name else {}
+    assert_second_derivatives_match(lambda lib, t: modules[lib](t), [x], device, **tolerance)
+
+
+@pytest.mark.parametrize("make", MODULES, ids=IDS)
+def test_activation_gradgradcheck(make):
+    # Away from ReLU's kink, where finite differences straddle it.
+    x = nbgrad.tensor(np.array([[-1.7, -0.4, 0.3, 2.2], [0.9, -2.5, 1.4, -0.8]]),
+                      requires_grad=True)
+    assert gradgradcheck(make[0](), (x,))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_third_derivatives_match_torch(approximate, device):
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(np.linspace(-3, 3, 7), dtype=lib.float64, requires_grad=True,
+                       **on_device(lib, device))
+        y = lib.nn.functional.gelu(x, approximate=approximate)
+        grads = []
+        for _ in range(3):
+            (y,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+            grads.append(y)
+        results.append(grads)
+    tolerance = _derived_math_tanh_tolerance(device) if approximate == "tanh" else {}
+    for mine, want in zip(*results):
+        assert_values_close(mine, want, **tolerance)

@@ -6,10 +6,11 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
-from nbgrad.autograd import gradcheck
-from helpers import cuda_only
+from nbgrad.autograd import gradcheck, gradgradcheck
+from helpers import cuda_only, on_device
 
-from ._util import (DTYPE_IDS, DTYPES, assert_close, assert_grads_match, copy_weights, run_both,
+from ._util import (DTYPE_IDS, DTYPES, Const, assert_close, assert_grads_match,
+                    assert_second_derivatives_match, assert_values_close, copy_weights, run_both,
                     run_on_device)
 
 CONFIGS = [
@@ -136,3 +137,108 @@ def test_layers_name_both_devices_when_input_and_weights_differ(device):
         nn.Conv2d(2, 3, 3)(nbgrad.tensor(IMAGES, dtype=nbgrad.float32, device=device))
     with pytest.raises(RuntimeError, match=message):
         nn.Linear(5, 2)(nbgrad.ones(2, 5, device=device))
+
+
+# -- higher-order gradients ------------------------------------------------------
+# (stride, padding, dilation, bias, input shape); weight (3, C, 3, 2)
+DOUBLE_CONFIGS = [
+    (1, 0, 1, True, (2, 2, 5, 4)),
+    (2, 1, 1, True, (2, 2, 5, 4)),
+    ((1, 2), (2, 1), 2, False, (1, 2, 6, 5)),
+    (1, "same", 1, True, (1, 2, 4, 4)),          # even kernel width: asymmetric padding
+    (1, 1, 1, True, (2, 4, 3)),                  # unbatched
+]
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # torch's own note
+@pytest.mark.parametrize("config", DOUBLE_CONFIGS, ids=range(len(DOUBLE_CONFIGS)))
+def test_conv2d_second_derivatives_match_torch(config, device):
+    """First derivatives with a graph (input, weight, bias), then the
+    gradients of a weighted sum of them with respect to all of these and the
+    incoming gradient."""
+    stride, padding, dilation, bias, shape = config
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(shape), rng.standard_normal((3, shape[-3], 3, 2))]
+    if bias:
+        arrays.append(rng.standard_normal(3))
+
+    def fn(lib, *args):
+        return lib.nn.functional.conv2d(*args, stride=stride, padding=padding, dilation=dilation)
+    assert_second_derivatives_match(fn, arrays, device)
+
+
+def test_conv2d_with_a_frozen_weight_differentiates_twice_as_torch(device):
+    rng = np.random.default_rng(7)
+    weight = rng.standard_normal((3, 2, 2, 2))
+    assert_second_derivatives_match(
+        lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=1),
+        [rng.standard_normal((1, 2, 4, 3)), Const(weight)], device)
+
+
+@pytest.mark.parametrize("stride,padding,dilation", [(1, 0, 1), (2, 1, 1), (1, 1, 2)])
+def test_conv2d_gradgradcheck(stride, padding, dilation):
+    rng = np.random.default_rng(5)
+    x = nbgrad.tensor(rng.standard_normal((1, 2, 5, 4)), requires_grad=True)
+    w = nbgrad.tensor(rng.standard_normal((2, 2, 2, 3)), requires_grad=True)
+    b = nbgrad.tensor(rng.standard_normal(2), requires_grad=True)
+    assert gradgradcheck(lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation), (x, w, b))
+
+
+def test_conv2d_third_derivatives_match_torch(device):
+    """Through tanh, three times: the im2col/col2im pair is differentiated
+    again, as taped ops and (the last step) as raw ones."""
+    rng = np.random.default_rng(8)
+    x0, w0 = rng.standard_normal((2, 2, 4, 5)), rng.standard_normal((3, 2, 3, 2))
+    results = []
+    for lib in (nbgrad, torch):
+        on = on_device(lib, device)
+        x = lib.tensor(x0, dtype=lib.float64, requires_grad=True, **on)
+        w = lib.tensor(w0, dtype=lib.float64, requires_grad=True, **on)
+        y = lib.nn.functional.conv2d(x, w, stride=(2, 1), padding=1).tanh().sum()
+        gx, gw = lib.autograd.grad(y, (x, w), create_graph=True)
+        (g2,) = lib.autograd.grad((gx * gx).sum() + (gw * gw).sum(), x, create_graph=True)
+        results.append((gx, gw, g2, *lib.autograd.grad((g2 * g2).sum(), (x, w))))
+    for mine, want in zip(*results):
+        assert_values_close(mine, want)
+
+
+def test_a_conv2d_gradient_records_the_window_ops():
+    x = nbgrad.randn(1, 1, 3, 3, dtype=nbgrad.float64, requires_grad=True)
+    w = nbgrad.randn(1, 1, 2, 2, dtype=nbgrad.float64, requires_grad=True)
+    gx, gw = nbgrad.autograd.grad(F.conv2d(x, w).sum(), (x, w), create_graph=True)
+    assert gx.grad_fn.name() == "Col2ImBackward"
+    assert gx.requires_grad and gw.requires_grad
+
+
+def _conv_critic(lib):
+    torch.manual_seed(1)
+    nn_ = lib.nn
+    return nn_.Sequential(nn_.Conv2d(2, 3, 3, padding=1), nn_.Tanh(), nn_.MaxPool2d(2),
+                          nn_.Conv2d(3, 4, 3, padding=1), nn_.GELU(), nn_.AvgPool2d(2),
+                          nn_.Flatten(), nn_.Linear(4 * 2 * 2, 1))
+
+
+def test_wgan_gp_gradient_penalty_through_a_conv_critic_matches_torch(device):
+    """A WGAN-GP critic step with convolution, both poolings and a linear
+    head: ``g = grad(critic(x).sum(), x, create_graph=True)`` at interpolates,
+    penalty ``(sqrt(sum(g*g)) - 1)**2``, backward into the critic's weights."""
+    rng = np.random.default_rng(9)
+    real0, fake0 = rng.standard_normal((3, 2, 8, 8)), rng.standard_normal((3, 2, 8, 8))
+    alpha0 = rng.random((3, 1, 1, 1))
+    critics = {lib: _conv_critic(lib) for lib in (nbgrad, torch)}
+    copy_weights(critics[nbgrad], critics[torch])
+    critics[nbgrad].to(device=device, dtype=nbgrad.float64)
+    critics[torch].to(dtype=torch.float64)
+    results = {}
+    for lib, critic in critics.items():
+        on = on_device(lib, device)
+        real, fake, alpha = (lib.tensor(a, dtype=lib.float64, **on) for a in (real0, fake0, alpha0))
+        x = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+        (g,) = lib.autograd.grad(critic(x).sum(), x, create_graph=True)
+        penalty = (((g * g).sum((1, 2, 3)).sqrt() - 1) ** 2).mean()
+        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+        loss.backward()
+        results[lib] = [penalty, x.grad] + [p.grad for p in critic.parameters()]
+    for mine, want in zip(results[nbgrad], results[torch]):
+        assert mine.device.type == device
+        assert_values_close(mine, want)

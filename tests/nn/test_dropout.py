@@ -6,6 +6,7 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
+from nbgrad.autograd import gradgradcheck
 
 
 def test_dropout_zeroes_and_scales_in_training():
@@ -80,3 +81,30 @@ def test_dropout_on_the_device_keeps_or_scales_like_on_the_cpu(dtype, device):
     x = nbgrad.ones(3, dtype=dtype, device=device)
     assert nn.Dropout(1.0)(x).tolist() == [0.0] * 3
     assert nn.Dropout(0.5).eval()(x).tolist() == [1.0] * 3
+
+
+# -- higher-order gradients ------------------------------------------------------
+@pytest.mark.parametrize("inplace", [False, True])
+def test_dropout_second_derivatives_are_the_mask_applied_again(inplace, device):
+    """y = x * m (m: the scaled mask, read back from the output): the
+    gradient of sum(y**3) is 3 y**2 m, and that of its sum 6 y m**2."""
+    nbgrad.manual_seed(1)
+    x0 = np.random.default_rng(2).uniform(0.5, 2.0, (4, 5))
+    x = nbgrad.tensor(x0, dtype=nbgrad.float64, device=device, requires_grad=True)
+    y = F.dropout(x * 1 if inplace else x, 0.4, inplace=inplace)
+    mask = y.detach().cpu().numpy() / x0
+    assert set(np.round(np.unique(mask), 12)) <= {0.0, round(1 / 0.6, 12)}
+    (g,) = nbgrad.autograd.grad((y * y * y).sum(), x, create_graph=True)
+    (gg,) = nbgrad.autograd.grad(g.sum(), x)
+    yv = x0 * mask
+    np.testing.assert_allclose(g.detach().cpu().numpy(), 3 * yv ** 2 * mask, rtol=1e-12)
+    np.testing.assert_allclose(gg.cpu().numpy(), 6 * yv * mask ** 2, rtol=1e-12)
+
+
+def test_dropout_gradgradcheck():
+    x = nbgrad.tensor(np.random.default_rng(3).uniform(0.5, 2.0, (3, 4)), requires_grad=True)
+
+    def fn(t):
+        nbgrad.manual_seed(4)  # the same mask at every evaluation
+        return F.dropout(t, 0.3) ** 2
+    assert gradgradcheck(fn, (x,))

@@ -8,8 +8,11 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
+from helpers import on_device
+from nbgrad.autograd import gradgradcheck
 
-from ._util import (DTYPE_IDS, DTYPES, assert_close, assert_grads_match, copy_weights, run_both,
+from ._util import (DTYPE_IDS, DTYPES, assert_close, assert_grads_match,
+                    assert_second_derivatives_match, assert_values_close, copy_weights, run_both,
                     run_on_device)
 
 
@@ -143,3 +146,98 @@ def test_linear_on_the_device_matches_torch(dtype, bias, device):
     shape = (2, 3, 5) if bias else (4, 5)
     run_on_device(lambda m, x: m(x), lambda lib: lib.nn.Linear(5, 3, bias=bias),
                   [np.random.default_rng(1).standard_normal(shape)], dtype, device)
+
+
+# -- higher-order gradients ------------------------------------------------------
+LINEAR_SHAPES = [((4, 3), True), ((2, 4, 3), True), ((3,), True), ((4, 3), False)]
+
+
+@pytest.mark.parametrize("shape,bias", LINEAR_SHAPES, ids=["2d", "3d", "1d", "no-bias"])
+def test_linear_second_derivatives_match_torch(shape, bias, device):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape), rng.standard_normal((5, 3))]
+    if bias:
+        arrays.append(rng.standard_normal(5))
+    assert_second_derivatives_match(lambda lib, *a: lib.nn.functional.linear(*a), arrays, device)
+
+
+def test_linear_gradgradcheck():
+    rng = np.random.default_rng(1)
+    x, w, b = (nbgrad.tensor(rng.standard_normal(s), dtype=nbgrad.float64, requires_grad=True)
+               for s in ((2, 3, 4), (2, 4), (2,)))
+    assert gradgradcheck(F.linear, (x, w, b))
+
+
+def test_linear_third_derivatives_match_torch():
+    """Through tanh, so that every order is non-zero: the taped matmuls are
+    differentiated again."""
+    rng = np.random.default_rng(2)
+    x0, w0 = rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(x0, dtype=lib.float64, requires_grad=True)
+        w = lib.tensor(w0, dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.linear(x, w).tanh().sum()
+        (g1,) = lib.autograd.grad(y, x, create_graph=True)
+        (g2,) = lib.autograd.grad((g1 * g1).sum(), w, create_graph=True)
+        results.append((g1, g2, *lib.autograd.grad(g2.sum(), (x, w))))
+    for mine, want in zip(*results):
+        assert_values_close(mine, want)
+
+
+def _mlp(lib, dtype):
+    torch.manual_seed(0)
+    layers = (lib.nn.Linear(4, 6), lib.nn.Tanh(), lib.nn.Linear(6, 5), lib.nn.GELU(),
+              lib.nn.Linear(5, 3))
+    return lib.nn.Sequential(*layers)
+
+
+def test_hessian_vector_product_through_an_mlp_matches_torch(device):
+    """H v for the parameters of a small MLP under cross entropy:
+    ``grad(grad(loss, params, create_graph=True) . v, params)``."""
+    rng = np.random.default_rng(3)
+    x0, t0 = rng.standard_normal((8, 4)), rng.integers(0, 3, 8)
+    models = {lib: _mlp(lib, None) for lib in (nbgrad, torch)}
+    copy_weights(models[nbgrad], models[torch])
+    models[nbgrad].to(device=device, dtype=nbgrad.float64)
+    models[torch].to(dtype=torch.float64)
+    vectors = [rng.standard_normal(tuple(p.shape)) for p in models[torch].parameters()]
+    results = {}
+    for lib, model in models.items():
+        on = on_device(lib, device)
+        x = lib.tensor(x0, dtype=lib.float64, **on)
+        loss = lib.nn.functional.cross_entropy(model(x), lib.tensor(t0, **on))
+        params = list(model.parameters())
+        grads = lib.autograd.grad(loss, params, create_graph=True)
+        dot = sum((g * lib.tensor(v, dtype=lib.float64, **on)).sum()
+                  for g, v in zip(grads, vectors))
+        results[lib] = grads, lib.autograd.grad(dot, params)
+    for mine, want in zip(results[nbgrad][0] + results[nbgrad][1],
+                          results[torch][0] + results[torch][1]):
+        assert mine.device.type == device
+        assert_values_close(mine, want)
+
+
+def test_wgan_gp_gradient_penalty_through_an_mlp_critic_matches_torch(device):
+    """A WGAN-GP critic step: the gradient of the critic at interpolates
+    (``create_graph=True``), its norm's distance from 1 squared, backward into
+    the critic's weights together with the Wasserstein estimate."""
+    rng = np.random.default_rng(4)
+    real0, fake0 = rng.standard_normal((6, 4)), rng.standard_normal((6, 4))
+    alpha0 = rng.random((6, 1))
+    models = {lib: _mlp(lib, None) for lib in (nbgrad, torch)}
+    copy_weights(models[nbgrad], models[torch])
+    models[nbgrad].to(device=device, dtype=nbgrad.float64)
+    models[torch].to(dtype=torch.float64)
+    results = {}
+    for lib, critic in models.items():
+        on = on_device(lib, device)
+        real, fake, alpha = (lib.tensor(a, dtype=lib.float64, **on) for a in (real0, fake0, alpha0))
+        x = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+        (g,) = lib.autograd.grad(critic(x)[:, 0].sum(), x, create_graph=True)
+        penalty = (((g * g).sum(1).sqrt() - 1) ** 2).mean()
+        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+        loss.backward()
+        results[lib] = [penalty, x.grad] + [p.grad for p in critic.parameters()]
+    for mine, want in zip(results[nbgrad], results[torch]):
+        assert_values_close(mine, want)

@@ -6,10 +6,11 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
-from nbgrad.autograd import gradcheck
+from nbgrad.autograd import gradcheck, gradgradcheck
 from helpers import cuda_only
 
-from ._util import DTYPE_IDS, DTYPES, assert_close, run_both, run_on_device
+from ._util import (DTYPE_IDS, DTYPES, Const, assert_close, assert_second_derivatives_match,
+                    assert_values_close, make_inputs, run_both, run_on_device)
 
 REDUCTIONS = ["mean", "sum", "none"]
 
@@ -355,3 +356,100 @@ def test_bad_targets_on_the_device_raise_like_on_the_cpu(device):
         F.cross_entropy(x, nbgrad.tensor([0, 4, 1, 1, 1], device=device))
     with pytest.raises(RuntimeError, match="found at least two devices, cuda:0 and cpu!"):
         F.cross_entropy(x, nbgrad.tensor(TARGET))
+
+
+# -- higher-order gradients ------------------------------------------------------
+_RNG = np.random.default_rng(11)
+LOGITS, SPATIAL = _RNG.standard_normal((5, 4)) * 2, _RNG.standard_normal((2, 3, 2, 3))
+CLASSES, SPATIAL_CLASSES = np.array([0, 3, 1, 3, 2]), _RNG.integers(0, 3, (2, 2, 3))
+CLASS_WEIGHTS = _RNG.uniform(0.5, 2.0, 4)
+PROBS = _RNG.dirichlet(np.ones(4), 5)
+
+
+def _weight(lib, inputs):
+    """The class weights, a constant, on the inputs' device."""
+    return lib.tensor(CLASS_WEIGHTS, dtype=lib.float64, device=inputs.device) if lib is nbgrad \
+        else torch.tensor(CLASS_WEIGHTS, dtype=torch.float64)
+
+
+LOSSES = {
+    # name: (fn(lib, *inputs), arrays); floating arrays are differentiated
+    "nll": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t), [LOGITS, CLASSES]),
+    "nll-sum": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t, reduction="sum"),
+                [LOGITS, CLASSES]),
+    "nll-none-weight-ignore": (
+        lambda lib, x, t: lib.nn.functional.nll_loss(x, t, _weight(lib, x), ignore_index=3,
+                                                     reduction="none"), [LOGITS, CLASSES]),
+    "nll-mean-weight": (
+        lambda lib, x, t: lib.nn.functional.nll_loss(x, t, _weight(lib, x)), [LOGITS, CLASSES]),
+    "nll-spatial": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t),
+                    [SPATIAL, SPATIAL_CLASSES]),
+    "nll-one-sample": (lambda lib, x, t: lib.nn.functional.nll_loss(x, t),
+                       [LOGITS[0], np.array(2)]),
+    "cross-entropy": (lambda lib, x, t: lib.nn.functional.cross_entropy(x, t),
+                      [LOGITS, CLASSES]),
+    "cross-entropy-spatial-none": (
+        lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, reduction="none"),
+        [SPATIAL, SPATIAL_CLASSES]),
+    "cross-entropy-smoothing": (
+        lambda lib, x, t: lib.nn.functional.cross_entropy(x, t, _weight(lib, x), ignore_index=1,
+                                                          label_smoothing=0.2),
+        [LOGITS, CLASSES]),
+    "cross-entropy-probabilities": (
+        lambda lib, x, p: lib.nn.functional.cross_entropy(x, p, _weight(lib, x),
+                                                          label_smoothing=0.1), [LOGITS, PROBS]),
+    "mse": (lambda lib, x, y: lib.nn.functional.mse_loss(x, y), [LOGITS, PROBS]),
+    "mse-none": (lambda lib, x, y: lib.nn.functional.mse_loss(x, y, reduction="none"),
+                 [LOGITS, PROBS]),
+    "bce-logits": (lambda lib, x, y: lib.nn.functional.binary_cross_entropy_with_logits(x, y),
+                   [LOGITS, PROBS]),
+    "bce-logits-weights": (
+        lambda lib, x, y, w, pw: lib.nn.functional.binary_cross_entropy_with_logits(
+            x, y, w, reduction="sum", pos_weight=pw),
+        [LOGITS, PROBS, Const(_RNG.uniform(0.5, 2.0, (5, 4))), Const(_RNG.uniform(0.5, 2.0, 4))]),
+}
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_loss_second_derivatives_match_torch(name, device):
+    """First derivatives with a graph (logits, and any floating target or
+    weight), then the gradients of a weighted sum of them with respect to all
+    of these and the incoming gradient: the gather that is NLL's double
+    backward, log_softmax's, the BCE row's derived derivatives."""
+    fn, arrays = LOSSES[name]
+    assert_second_derivatives_match(fn, arrays, device)
+
+
+@pytest.mark.parametrize("name", ["nll-none-weight-ignore", "nll-spatial",
+                                  "cross-entropy-smoothing", "cross-entropy-probabilities", "mse",
+                                  "bce-logits-weights"])
+def test_loss_gradgradcheck(name):
+    fn, arrays = LOSSES[name]
+    inputs, _ = make_inputs(nbgrad, arrays, "cpu")
+    assert gradgradcheck(lambda *args: fn(nbgrad, *args), inputs)
+
+
+def test_nll_gradient_is_linked_to_its_input_as_torchs():
+    """NLL's gradient does not depend on the log-probabilities, but PyTorch's
+    double backward links them (zeros): ``autograd.grad`` finds them used."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(LOGITS, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.nn.functional.nll_loss(x, lib.tensor(CLASSES)), x,
+                                 create_graph=True)
+        assert g.requires_grad
+        results.append(lib.autograd.grad((g * g).sum(), x)[0])
+    assert not results[0].numpy().any() and not results[1].numpy().any()
+
+
+def test_cross_entropy_hessian_matches_torch():
+    """The full Hessian of cross entropy in the logits, row by row."""
+    hessians = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(LOGITS[:2], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.nn.functional.cross_entropy(x, lib.tensor(CLASSES[:2])), x,
+                                 create_graph=True)
+        rows = [lib.autograd.grad(g.reshape(-1)[k], x, retain_graph=True)[0].reshape(-1)
+                for k in range(g.numel())]
+        hessians.append(lib.stack(rows))
+    assert_values_close(*hessians)

@@ -6,9 +6,11 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
-from nbgrad.autograd import gradcheck
+from helpers import node_name, on_device
+from nbgrad.autograd import gradcheck, gradgradcheck
 
-from ._util import DTYPE_IDS, DTYPES, assert_close, run_both, run_on_device
+from ._util import (DTYPE_IDS, DTYPES, assert_close, assert_second_derivatives_match,
+                    assert_values_close, run_both, run_on_device)
 
 MAX_CONFIGS = [
     dict(kernel_size=2),
@@ -155,3 +157,85 @@ def test_max_pool2d_nan_and_ties_on_the_device_pick_pytorchs_index(dtype, device
 def test_avg_pool2d_on_the_device_matches_torch(dtype, kwargs, device):
     run_on_device(lambda m, x: m(x), lambda lib: lib.nn.AvgPool2d(**kwargs), [IMAGES], dtype,
                   device)
+
+
+# -- higher-order gradients ------------------------------------------------------
+SMALL = np.random.default_rng(4).standard_normal((1, 2, 7, 6))
+
+
+@pytest.mark.parametrize("config", MAX_CONFIGS, ids=range(len(MAX_CONFIGS)))
+def test_max_pool2d_second_derivatives_match_torch(config, device):
+    """The gradient of a max pool's gradient: with respect to the incoming
+    gradient, the gather of the picked elements; with respect to the input,
+    zeros (the picks are constant), as PyTorch's."""
+    assert_second_derivatives_match(lambda lib, x: lib.nn.functional.max_pool2d(x, **config),
+                                    [SMALL], device)
+
+
+@pytest.mark.parametrize("config", AVG_CONFIGS, ids=range(len(AVG_CONFIGS)))
+def test_avg_pool2d_second_derivatives_match_torch(config, device):
+    assert_second_derivatives_match(lambda lib, x: lib.nn.functional.avg_pool2d(x, **config),
+                                    [SMALL], device)
+
+
+def test_max_pool2d_ties_second_derivatives_match_torch(device):
+    x = np.array([[[[1.0, 1.0, 0.0], [1.0, 1.0, 2.0], [0.0, 2.0, 2.0]]]])
+    assert_second_derivatives_match(
+        lambda lib, x: lib.nn.functional.max_pool2d(x, 2, stride=1), [x], device)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.max_pool2d(x, 2, stride=1, padding=1),
+    lambda x: F.max_pool2d(x, 2, stride=2, dilation=2),
+    lambda x: F.avg_pool2d(x, 3, stride=2, padding=1),
+    lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+], ids=["max-pad", "max-dilation", "avg-pad", "avg-ceil"])
+def test_pool_gradgradcheck(fn):
+    x = nbgrad.tensor(np.random.default_rng(3).permutation(50).reshape(1, 2, 5, 5) / 10.0,
+                      requires_grad=True)
+    assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_pool_third_derivatives_match_torch(pool, device):
+    """Through a cube, so that every order is non-zero: the window gather and
+    scatter are each differentiated again."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(SMALL, dtype=lib.float64, requires_grad=True, **on_device(lib, device))
+        y = getattr(lib.nn.functional, pool)(x, 3, stride=2, padding=1)
+        (g1,) = lib.autograd.grad((y * y * y).sum(), x, create_graph=True)
+        (g2,) = lib.autograd.grad((g1 * g1).sum(), x, create_graph=True)
+        results.append((g1, g2, *lib.autograd.grad((g2 * g2 * g2).sum(), x)))
+    for mine, want in zip(*results):
+        assert_values_close(mine, want)
+
+
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_a_pool_gradient_is_named_and_linked_as_torchs(pool):
+    """The gradient's node is the pooling's backward (``...BackwardBackward``),
+    and it reaches the input (PyTorch's zeros), so ``autograd.grad`` finds it used."""
+    names = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(SMALL, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(getattr(lib.nn.functional, pool)(x, 2).sum(), x,
+                                 create_graph=True)
+        names.append(node_name(g.grad_fn))
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        assert not gg.numpy().any()
+    assert names[0] == names[1] == pool.replace("max_pool2d", "MaxPool2DWithIndices").replace(
+        "avg_pool2d", "AvgPool2D") + "BackwardBackward"
+
+
+@pytest.mark.parametrize("lib", [nbgrad, torch], ids=["nbgrad", "torch"])
+def test_a_freed_max_pool_gradient_graph_refuses_a_second_backward(lib):
+    """Max pooling's double backward saves the indices (freed with the graph);
+    average pooling's saves nothing, so it may run again."""
+    x = lib.tensor(SMALL, dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad(lib.nn.functional.max_pool2d(x, 2).sum(), x, create_graph=True)
+    g.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        g.sum().backward()
+    (g,) = lib.autograd.grad(lib.nn.functional.avg_pool2d(x, 2).sum(), x, create_graph=True)
+    g.sum().backward()
+    g.sum().backward()

@@ -1,6 +1,7 @@
 """Copies, conversions and the in-place writes copy_/fill_/zero_
 (nbgrad/ops/copying.py) against PyTorch: values, storage, history and
-gradients (also by finite differences), version bumps and error texts."""
+gradients (also by finite differences), version bumps and error texts;
+second derivatives against PyTorch and by finite differences."""
 
 import re
 
@@ -10,8 +11,9 @@ import torch
 
 import nbgrad
 from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, dtype_name, lib_of,
-                     node_name, raises_like_torch, run_like_torch, values)
-from nbgrad.autograd import gradcheck
+                     node_name, raises_like_torch, run_like_torch, second_derivatives_like_torch,
+                     values)
+from nbgrad.autograd import gradcheck, gradgradcheck
 
 
 def shares_memory(a, b):
@@ -600,3 +602,41 @@ def test_only_zero_dim_cpu_tensors_join_a_cuda_op(device):
     with pytest.raises(RuntimeError, match=mixed):
         scalar.add_(cuda[0])
     assert scalar.item() == 1.0 and scalar._version == 0
+
+
+# -- higher-order gradients (create_graph=True)
+def _written(write):
+    def fn(x, v):
+        y = x.sin()
+        write(y, v.sin())
+        return y.sin()
+    return fn
+
+
+COPIES = {  # (x, v) -> a result; v unused by some
+    "clone": lambda x, v: x.sin().clone().sin() * v,
+    "contiguous": lambda x, v: x.sin().t().contiguous().sin(),
+    "to-float32-and-back": lambda x, v: x.sin().float().double().sin() * v,
+    "to-the-same-dtype": lambda x, v: x.sin().to(lib_of(x).float64, copy=True).sin(),
+    "to-the-cpu-and-back": lambda x, v: x.sin().to("cpu").sin().to(v.device) * v,
+    "copy_-through-a-view": _written(lambda y, v: y[1:].copy_(v[1:])),
+    "copy_-broadcast": _written(lambda y, v: y.t()[0].copy_(v[0, 0])),
+    "fill_-through-a-view": _written(lambda y, v: y[0].fill_(2.0)),
+    "zero_-through-a-view": _written(lambda y, v: y[:, 1].zero_()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPIES))
+def test_second_derivatives_on_the_device_match_torch(name, device):
+    """(On CUDA, ``to-the-cpu-and-back`` moves across devices both ways.)"""
+    second_derivatives_like_torch(COPIES[name], values((2, 3), 41), values((2, 3), 42),
+                                  device=device)
+
+
+@pytest.mark.parametrize("name", sorted(COPIES))
+def test_gradgradcheck(name):
+    x = nbgrad.tensor(values((2, 3), 43), dtype=nbgrad.float64, requires_grad=True)
+    v = nbgrad.tensor(values((2, 3), 44), dtype=nbgrad.float64, requires_grad=True)
+    # (float32 round trips are not differentiable to finite-difference accuracy)
+    fn = COPIES["clone" if name == "to-float32-and-back" else name]
+    assert gradgradcheck(fn, [x, v])

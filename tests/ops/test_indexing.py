@@ -1,6 +1,7 @@
 """``tensor[key]`` and ``tensor[key] = value`` (nbgrad/ops/indexing.py) against
 PyTorch: values, gradients, backward node names, which results share memory
-and the version counter, the version bumps of writes, and error texts."""
+and the version counter, the version bumps of writes, and error texts; second
+derivatives against PyTorch and by finite differences."""
 
 import re
 import sys
@@ -12,9 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
-from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, lib_of, node_name,
-                     on_device, raises_like_torch, run_like_torch, values)
-from nbgrad.autograd import gradcheck
+from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, leaf, lib_of,
+                     node_name, on_device, raises_like_torch, run_like_torch,
+                     second_derivatives_like_torch, values)
+from nbgrad.autograd import gradcheck, gradgradcheck
 
 
 # ----------------------------------------------------------------- helpers
@@ -759,3 +761,85 @@ def test_a_zero_dim_value_moves_to_the_indexed_tensors_device(device):
     cuda[[0, 2]] = nbgrad.tensor(4.0, dtype=nbgrad.float64)
     cpu[nbgrad.tensor([0, 2])] = nbgrad.tensor(4.0, dtype=nbgrad.float64, device=device)
     assert cuda.tolist() == cpu.tolist() == [4.0, 0.0, 4.0]
+
+
+# -- higher-order gradients (create_graph=True): advanced indexing's gradient
+# is an index_put (accumulating) into zeros, whose gradient is the gather
+# again; index_put_'s are the gradient with the written elements zeroed (its
+# own gradient) and the gather.
+def _mask(lib, rows):
+    return lib.tensor([True, False, True]) if rows else lib.tensor(
+        [[True, False, False, True], [False, True, False, False], [True, True, False, False]])
+
+
+GATHERS = {
+    "list": lambda x: x[[0, 2, 0]], "columns": lambda x: x[:, [3, 1, 1]],
+    "pair": lambda x: x[[0, 2], [1, 3]], "mask": lambda x: x[_mask(lib_of(x), True)],
+    "mask-2d": lambda x: x[_mask(lib_of(x), False)], "slice-then-list": lambda x: x[1:, [0, 2]],
+    "none-list": lambda x: x[None, [1, 2]], "empty": lambda x: x[[]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(GATHERS))
+def test_index_second_derivatives_on_the_device_match_torch(name, device):
+    op = GATHERS[name]
+    second_derivatives_like_torch(lambda x: op(x.sin()).sin(), values((3, 4), 21), device=device)
+    second_derivatives_like_torch(op, values((3, 4), 22), device=device)
+
+
+def _written(key, value_shape):
+    def write(x, v):
+        y = x.sin()
+        y[key(lib_of(x))] = v.sin()
+        return y.sin()
+    write.value_shape = value_shape
+    return write
+
+
+WRITES = {
+    "list": _written(lambda lib: [0, 2], (2, 4)),
+    "list-broadcast-value": _written(lambda lib: [0, 2], (4,)),
+    "mask": _written(lambda lib: _mask(lib, True), (2, 4)),
+    "mask-2d": _written(lambda lib: _mask(lib, False), (5,)),
+    "pair": _written(lambda lib: ([0, 2], [1, 3]), (2,)),
+    "select-then-list": _written(lambda lib: (1, [0, 2]), (2,)),  # through a view: CopySlices
+    "empty": _written(lambda lib: [], (4,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_index_put_second_derivatives_on_the_device_match_torch(name, device):
+    write = WRITES[name]
+    second_derivatives_like_torch(write, values((3, 4), 23), values(write.value_shape, 24),
+                                  device=device)
+
+
+@pytest.mark.parametrize("name", sorted(GATHERS))
+def test_index_gradgradcheck(name):
+    op = GATHERS[name]
+    x = nbgrad.tensor(values((3, 4), 25), dtype=nbgrad.float64, requires_grad=True)
+    assert gradgradcheck(lambda t: op(t) * op(t).sin(), [x])
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_index_put_gradgradcheck(name):
+    write = WRITES[name]
+    x = nbgrad.tensor(values((3, 4), 26), dtype=nbgrad.float64, requires_grad=True)
+    v = nbgrad.tensor(values(write.value_shape, 27), dtype=nbgrad.float64, requires_grad=True)
+    assert gradgradcheck(write, [x, v])
+
+
+def test_index_gradients_to_third_order_name_their_nodes_as_torch():
+    """index's gradient is IndexPutImpl's result, whose gradient is index's."""
+    names = {}
+    for lib in (nbgrad, torch):
+        x = leaf(lib, values((3, 4), 28), nbgrad.float64, requires_grad=True)
+        g = leaf(lib, values((3, 4), 29), nbgrad.float64, requires_grad=True)
+        (first,) = lib.autograd.grad(x[[0, 2, 0]], x, g, create_graph=True)
+        w = leaf(lib, values((3, 4), 30), nbgrad.float64, requires_grad=True)
+        (second,) = lib.autograd.grad(first, g, w, create_graph=True)
+        (third,) = lib.autograd.grad(second, w, g, create_graph=True)
+        names[lib] = [node_name(t.grad_fn) for t in (first, second, third)]
+        assert_same_tensor(third, first.detach())  # the gradient of a gather is index_put's
+    assert names[nbgrad] == names[torch] == ["IndexPutImplBackward", "IndexBackward",
+                                             "IndexPutImplBackward"]

@@ -1,6 +1,7 @@
 """``cat`` and ``stack`` (nbgrad/ops/joining.py) against PyTorch and NumPy:
 values, dtype promotion, gradients, layouts (results' and gradients'
-strides), backward node names and error texts."""
+strides), backward node names and error texts; second derivatives against
+PyTorch and by finite differences."""
 
 import re
 
@@ -12,9 +13,10 @@ from hypothesis import strategies as st
 
 import nbgrad
 from helpers import (MIXED, assert_same_error, assert_same_tensor, cuda_only, dtype_name, lib_of,
-                     node_name, on_device, raises_like_torch, run_like_torch, values)
+                     node_name, on_device, raises_like_torch, run_like_torch,
+                     second_derivatives_like_torch, values)
 from strided import strided
-from nbgrad.autograd import gradcheck
+from nbgrad.autograd import gradcheck, gradgradcheck
 
 
 def make(lib, shape, dtype="float64", start=0.0, requires_grad=None):
@@ -288,3 +290,39 @@ def test_joining_tensors_on_two_devices_is_refused(device):
         for parts, devices in (([a, b], ("cuda:0", "cpu")), ([b, a], ("cpu", "cuda:0"))):
             with pytest.raises(RuntimeError, match=f"^{re.escape(MIXED.format(*devices))}$"):
                 join(parts)
+
+
+# -- higher-order gradients (create_graph=True): the gradients are slices
+# (cat) or selections (stack) of the incoming gradient, views whose own
+# gradients scatter back.
+def _joined(join, *shapes):
+    def fn(*tensors):
+        return join(lib_of(tensors[0]), [t.sin() for t in tensors]).sin()
+    fn.shapes = shapes
+    return fn
+
+
+JOINS = {
+    "cat-0": _joined(lambda lib, ts: lib.cat(ts, 0), (2, 3), (1, 3)),
+    "cat-1": _joined(lambda lib, ts: lib.cat(ts, 1), (2, 3), (2, 1), (2, 2)),
+    "cat-last-3d": _joined(lambda lib, ts: lib.cat(ts, -1), (2, 1, 3), (2, 1, 2)),
+    "cat-legacy-empty": _joined(lambda lib, ts: lib.cat(ts, 1), (2, 3), (0,), (2, 2)),
+    "stack-0": _joined(lambda lib, ts: lib.stack(ts, 0), (2, 3), (2, 3)),
+    "stack-1": _joined(lambda lib, ts: lib.stack(ts, 1), (2, 3), (2, 3), (2, 3)),
+    "stack-last": _joined(lambda lib, ts: lib.stack(ts, -1), (3,), (3,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_second_derivatives_on_the_device_match_torch(name, device):
+    fn = JOINS[name]
+    second_derivatives_like_torch(fn, *(values(s, 31 + k) for k, s in enumerate(fn.shapes)),
+                                  device=device)
+
+
+@pytest.mark.parametrize("name", sorted(JOINS))
+def test_gradgradcheck(name):
+    fn = JOINS[name]
+    inputs = [nbgrad.tensor(values(s, 35 + k), dtype=nbgrad.float64, requires_grad=True)
+              for k, s in enumerate(fn.shapes)]
+    assert gradgradcheck(fn, inputs)

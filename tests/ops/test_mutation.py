@@ -9,6 +9,8 @@ flags, node names, which call raised and with which normalised message, and
 gradients) must agree.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -17,7 +19,8 @@ import nbgrad
 
 from differential import differential
 from helpers import (assert_same_error, assert_same_tensor, node_name, raises_like_torch,
-                     run_like_torch, values)
+                     run_like_torch, second_derivatives_like_torch, values)
+from nbgrad.autograd import gradgradcheck
 
 
 
@@ -1233,4 +1236,101 @@ def test_backward_through_a_write_into_a_view_of_an_expanded_base_is_refused_lik
         base = lib.tensor([1.0], dtype=lib.float64).expand(3).detach()
         base[0] = lib.tensor(1.0, dtype=lib.float64, requires_grad=True)
         (base * lib.tensor([-0.5, 0.5, 1.0], dtype=lib.float64)).sum().backward()
+    assert_same_error(run)
+
+
+# ------------------------- 7. higher-order gradients through in-place writes
+# A write through a view: CopySlices' gradient is a copy of the base's with
+# the view's region replaced by the op's gradient (a functional op, so a
+# backward with create_graph=True can be differentiated again).
+THROUGH_VIEWS = {
+    "mul-select": lambda base, w: base[1].mul_(w[0]),
+    "copy-transposed": lambda base, w: base.t()[1].copy_(w[1]),
+    "exp-slice": lambda base, w: base[:, 1:].exp_(),
+    "pow-select": lambda base, w: base[0].pow_(3),  # saves the view's pre-write value
+    "div-column": lambda base, w: base[:, 0].div_(w[1].exp()),
+    "sigmoid-row": lambda base, w: base[2].sigmoid_(),  # saves its result
+    "setitem-element": lambda base, w: base.__setitem__((1, 2), w[0, 0]),
+    "clamp-transposed": lambda base, w: base.t()[1].clamp_(-0.5, 0.5),
+    "add-expanded-value": lambda base, w: base[1:].add_(w[0]),
+}
+
+
+def _through_a_view(write):
+    def fn(x, w):
+        base = x.sin()
+        other = base[:, 0]  # a second view, re-derived from the new history
+        write(base, w)
+        return (base * base).sum(1) + other
+    return fn
+
+
+@pytest.mark.parametrize("name", sorted(THROUGH_VIEWS))
+def test_second_derivatives_through_a_view_on_the_device_match_torch(name, device):
+    second_derivatives_like_torch(_through_a_view(THROUGH_VIEWS[name]), values((3, 3), 51),
+                                  values((2, 3), 52), device=device)
+
+
+@pytest.mark.parametrize("name", sorted(THROUGH_VIEWS))
+def test_gradgradcheck_through_a_view(name):
+    x = nbgrad.tensor(values((3, 3), 53), dtype=nbgrad.float64, requires_grad=True)
+    w = nbgrad.tensor(values((2, 3), 54), dtype=nbgrad.float64, requires_grad=True)
+    assert gradgradcheck(_through_a_view(THROUGH_VIEWS[name]), [x, w])
+
+
+# An in-place op that saves ``self`` saves its value before the write, with
+# the history it had then (PyTorch saves self.clone()): its second derivatives
+# reach what ``self`` was computed from.
+SAVING_SELF = {
+    "pow_": lambda y, w: y.pow_(3), "mul_": lambda y, w: y.mul_(w),
+    "div_": lambda y, w: y.div_(w.exp()), "pow_-tensor": lambda y, w: y.pow_(w),
+}
+
+
+def _in_place(write):
+    def fn(x, w):
+        y = x.sin() + 2  # (add saves nothing that the write would make stale)
+        write(y, w)
+        return y.sin()
+    return fn
+
+
+@pytest.mark.parametrize("name", sorted(SAVING_SELF))
+def test_second_derivatives_through_in_place_ops_on_the_device_match_torch(name, device):
+    second_derivatives_like_torch(_in_place(SAVING_SELF[name]), values((2, 3), 55),
+                                  values((2, 3), 56), device=device)
+
+
+@pytest.mark.parametrize("name", sorted(SAVING_SELF))
+def test_gradgradcheck_through_in_place_ops(name):
+    x = nbgrad.tensor(values((2, 3), 57), dtype=nbgrad.float64, requires_grad=True)
+    w = nbgrad.tensor(values((2, 3), 58), dtype=nbgrad.float64, requires_grad=True)
+    assert gradgradcheck(_in_place(SAVING_SELF[name]), [x, w])
+
+
+def test_the_saved_pre_write_value_keeps_its_history_without_a_node_of_its_own():
+    """The copy a write saves is a new array with ``self``'s history: no extra
+    node in the forward (its second derivative is exact: d2/dx2 sin(x)**2)."""
+    x = nbgrad.tensor([0.3, -1.2], dtype=nbgrad.float64, requires_grad=True)
+    y = x.sin()
+    sin_node = y.grad_fn
+    y.pow_(2)
+    assert y.grad_fn.next_functions[0][0] is sin_node
+    (first,) = nbgrad.autograd.grad(y.sum(), x, create_graph=True)
+    (second,) = nbgrad.autograd.grad(first.sum(), x)
+    np.testing.assert_allclose(second.numpy(), 2 * np.cos(2 * x.detach().numpy()), rtol=1e-12)
+
+
+def test_a_write_into_an_expanded_view_is_refused_in_a_backward_that_builds_a_graph():
+    """CopySlices refuses to write the gradient into an expanded region (as
+    PyTorch's copy_ does) whether or not the backward builds a graph."""
+    def run(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        y = (a * 1).expand(2, 3)
+        v = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+        with warnings.catch_warnings():  # (index_put_ on an expanded tensor warns)
+            warnings.simplefilter("ignore")
+            y[[0]] = v
+        lib.autograd.grad((y * lib.arange(6.0, dtype=lib.float64).view(2, 3)).sum(), a,
+                          create_graph=True)
     assert_same_error(run)

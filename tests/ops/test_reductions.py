@@ -1,7 +1,9 @@
 """Reductions and the softmax family (nbgrad/ops/reductions.py) against
 PyTorch and NumPy: values, dtypes, gradients (ties included), layouts
 (results' and gradients' strides), backward node names, error texts,
-numerical stability; gradients also by finite differences."""
+numerical stability; gradients also by finite differences; second
+derivatives (and the softmaxes' third) against PyTorch and by finite
+differences."""
 
 import numpy as np
 import pytest
@@ -10,10 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbgrad
-from helpers import (assert_same_error, assert_same_tensor, dtype_name, lib_of, node_name,
-                     raises_like_torch, run_like_torch, values)
+from helpers import (assert_close, assert_same_error, assert_same_tensor, dtype_name, leaf,
+                     lib_of, node_name, raises_like_torch, run_like_torch,
+                     second_derivatives_like_torch, values)
 from strided import strided
-from nbgrad.autograd import gradcheck
+from nbgrad.autograd import gradcheck, gradgradcheck
 
 
 def outputs(result):
@@ -614,3 +617,83 @@ def test_softmax_formula_and_fused_kernels_on_the_device_match_torch(name, dim, 
     ours = getattr(nbgrad.tensor(rows, dtype=nbgrad.float32, device=device), name)(dim)
     assert_same_tensor(ours, getattr(torch.tensor(rows, dtype=torch.float32), name)(dim))
 
+
+
+# -- higher-order gradients (create_graph=True)
+# Each op between two nonlinear maps, so its backward's own gradient is used
+# both ways: with respect to the incoming gradient and to the input.
+HIGHER_ORDER = {
+    "max": lambda t: t.max(), "min": lambda t: t.min(),
+    "amax-dim": lambda t: t.amax(1), "amin-dims-keepdim": lambda t: t.amin((0, 2), keepdim=True),
+    "amax-all": lambda t: t.amax(),
+    "max-dim": lambda t: t.max(1)[0], "min-dim-keepdim": lambda t: t.min(0, keepdim=True)[0],
+    "max-dim-0d": lambda t: t[0, 0, 0].max(0)[0],
+    "softmax": lambda t: t.softmax(1), "softmax-last": lambda t: t.softmax(-1),
+    "log_softmax": lambda t: t.log_softmax(0), "log_softmax-last": lambda t: t.log_softmax(2),
+    "softmax-0d": lambda t: t[1, 1, 1].softmax(0),
+}
+TIED = np.array([[[1.0, 3.0, 3.0, -1.0], [0.5, 3.0, 2.0, 2.0], [-2.0, 0.0, 3.0, 1.5]],
+                 [[3.0, -0.5, 1.0, 3.0], [2.0, 2.0, 0.0, 1.0], [1.0, -3.0, 0.25, 0.75]]]) / 2
+
+
+@pytest.mark.parametrize("name", sorted(HIGHER_ORDER))
+def test_second_derivatives_on_the_device_match_torch(name, device):
+    op = HIGHER_ORDER[name]
+    second_derivatives_like_torch(lambda x: op(x.sin()).sin(), values((2, 3, 4), 11),
+                                  device=device)
+    second_derivatives_like_torch(op, values((2, 3, 4), 12), device=device)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "amax-dim", "amin-dims-keepdim", "amax-all"])
+def test_second_derivatives_with_ties_on_the_device_match_torch(name, device):
+    """Tied extrema share the gradient (evenly, or scaled by the count):
+    the shares are constants, and the second derivatives match PyTorch's."""
+    op = HIGHER_ORDER[name]
+    second_derivatives_like_torch(lambda x: op(x * x).exp(), TIED, device=device)
+
+
+@pytest.mark.parametrize("name", sorted(HIGHER_ORDER))
+def test_gradgradcheck(name):
+    op = HIGHER_ORDER[name]
+    x = nbgrad.tensor(values((2, 3, 4), 13), dtype=nbgrad.float64, requires_grad=True)
+    assert gradgradcheck(lambda t: op(t).sin(), [x])
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_third_derivatives_of_the_softmaxes_on_the_device_match_torch(name, device):
+    results = []
+    for lib in (nbgrad, torch):
+        x = leaf(lib, values((3, 4), 14), nbgrad.float64, device, requires_grad=True)
+        out = getattr(x, name)(1)
+        grads = []
+        for k in range(3):  # each derivative weighted, so the next is not trivially zero
+            weight = leaf(lib, values(tuple(out.shape), 15 + k), nbgrad.float64, device)
+            (out,) = lib.autograd.grad((out * weight).sum(), x, create_graph=k < 2)
+            grads.append(out)
+        results.append(grads)
+    for k, (mine, want) in enumerate(zip(*results)):
+        assert mine.device.type == nbgrad.device(device).type, k
+        assert_close(mine, want)
+
+
+def test_max_dims_second_derivative_is_a_gather_of_a_scatter():
+    """max(dim)'s gradient is a scatter of the incoming gradient (PyTorch's
+    value_selecting_reduction_backward), whose gradient is a gather, whose
+    gradient is the scatter again: to any order, named as PyTorch's."""
+    names = {}
+    for lib in (nbgrad, torch):
+        x = leaf(lib, values((3, 4), 16), nbgrad.float64, requires_grad=True)
+        g = leaf(lib, values((3, 1), 17), nbgrad.float64, requires_grad=True)
+        (first,) = lib.autograd.grad(x.max(1, keepdim=True)[0], x, g, create_graph=True)
+        w = leaf(lib, values((3, 4), 18), nbgrad.float64, requires_grad=True)
+        (second,) = lib.autograd.grad(first, g, w, create_graph=True)
+        names[lib] = node_name(first.grad_fn), node_name(second.grad_fn)
+        if lib is nbgrad:
+            picked = x.detach().numpy().argmax(1)
+            np.testing.assert_array_equal(second.detach().numpy()[:, 0],
+                                          w.detach().numpy()[range(3), picked])
+            (third,) = lib.autograd.grad(second, w, lib.ones(3, 1, dtype=lib.float64))
+            want = np.zeros((3, 4))
+            want[range(3), picked] = 1
+            np.testing.assert_array_equal(third.numpy(), want)
+    assert names[nbgrad] == names[torch] == ("ScatterBackward", "GatherBackward")

@@ -21,6 +21,7 @@ elementwise_small_forward = elementwise.small_forward  # small calls, inlined (C
 elementwise_backward = elementwise.backward
 elementwise_backward_for = elementwise.backward_for  # optional: for known saved kinds
 elementwise_small_backward = elementwise.small_backward  # small calls, inlined (CUDA: None)
+elementwise_jvp = elementwise.jvp
 column_sums = loops.column_sums
 picked_sum = loops.picked_sum
 take_per_row = loops.take_per_row

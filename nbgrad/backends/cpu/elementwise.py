@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from ..contract import SmallKernels
-from ..kernel_source import backward_reads, load_module
+from ..kernel_source import backward_reads, jvp_body_lines, jvp_helpers, load_module
 from .allocator import _SMALL_COUNT, POOL_MIN_BYTES, pool
 
 # Elements from which the prange loop beats the serial one (python -m
@@ -398,3 +398,39 @@ def backward(row, wanted, grad, args, out):
         module = _backward_kernels[key] = _backward_module(row, wanted, kinds, ndim)
     _variant(module, grad.size)(*operands, *views[len(arrays):])
     return grads
+
+
+# ------------------------------------------------------------- forward mode
+def _jvp_module(row, active, kinds, ndim):
+    args = [f"x{k}" for k in range(len(kinds))]
+    tangents = [f"t{k}" for k in active]
+    is_array = {a: kind == "a" for a, kind in zip(args, kinds)}
+
+    def body(ix):
+        lines = jvp_body_lines(row, active, lambda k: args[k] + (ix if is_array[args[k]] else ""),
+                               lambda k: f"t{k}{ix}")
+        return lines + [f"out{ix} = v", f"tout{ix} = tangent_out"]
+
+    source = _module_source(", ".join(["out", "tout", *args, *tangents]), ndim, body, "out")
+    return load_module(source, jvp_helpers(row, active), _inline, f"{row.name}_jvp")
+
+
+_jvp_kernels = {}
+
+
+def jvp(row, active, out, tangent_out, args, tangents):
+    """Forward mode in one pass: ``out = row(*args)`` and ``tangent_out``, the
+    product of its Jacobian with the tangents of the inputs listed in
+    ``active`` (``tangents``, one per active input). Arrays must have ``out``'s
+    shape (broadcast views are fine); other arguments are NumPy scalars."""
+    active = tuple(active)
+    kinds = "".join("s" if isinstance(a, np.generic) else "a" for a in args)
+    arrays = [out, tangent_out] + [a for a in args if not isinstance(a, np.generic)] + list(tangents)
+    ndim, views = _coalesce(out.shape, arrays)
+    it = iter(views[2:])
+    args = [a if kind == "s" else next(it) for a, kind in zip(args, kinds)]
+    key = (row, active, kinds, ndim)
+    module = _jvp_kernels.get(key)
+    if module is None:
+        module = _jvp_kernels[key] = _jvp_module(row, active, kinds, ndim)
+    _variant(module, out.size)(views[0], views[1], *args, *it)

@@ -13,6 +13,7 @@ from .gemm import matmul  # noqa: F401  (the contract's)
 
 elementwise_forward = elementwise.forward
 elementwise_backward = elementwise.backward
+elementwise_jvp = elementwise.jvp
 
 
 def elementwise_forward_for(row, kinds):

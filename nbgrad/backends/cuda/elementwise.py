@@ -10,7 +10,7 @@ compiled as inlined CUDA device functions by ``kernel_source.retarget``.
 """
 import numpy as np
 
-from ..kernel_source import backward_reads
+from ..kernel_source import backward_reads, jvp_body_lines, jvp_helpers
 from . import codegen
 from .array import DeviceArray, empty
 from .codegen import grid_stride_params, grid_stride_source, strided
@@ -70,6 +70,32 @@ def backward_kernel(row, wanted, kinds, ndim):
     return codegen.cached((row, "bwd", wanted, kinds, ndim), make)
 
 
+def jvp_kernel(row, active, kinds, ndim):
+    """The fused forward-mode kernel: value and tangent in one pass
+    (``kernel_source.jvp_body_lines``); ``kinds`` per input."""
+    active = tuple(active)
+
+    def make():
+        args = [f"x{k}" for k in range(len(kinds))]
+        params = strided("out", ndim) + strided("tout", ndim, key="out")
+        for a, kind in zip(args, kinds):
+            params += strided(a, ndim) if kind == "a" else [(a, "scalar", a)]
+        for k in active:
+            params += strided(f"t{k}", ndim, key="out")
+        body = jvp_body_lines(row, active,
+                              lambda k: f"{args[k]}[{args[k]}_p]" if kinds[k] == "a" else args[k],
+                              lambda k: f"t{k}[t{k}_p]")
+        body += ["out[out_p] = v", "tout[tout_p] = tangent_out"]
+        arrays = ["out", "tout"] + [a for a, kind in zip(args, kinds) if kind == "a"] + [
+            f"t{k}" for k in active]
+        source = grid_stride_source("kernel", ndim, params, arrays, body)
+        module = codegen.build(f"{row.name}_jvp", source, jvp_helpers(row, active))
+        tag = "".join(map(str, active))
+        return codegen.Kernel(f"{row.name}_jvp{tag}_{kinds}_{ndim}d", module.kernel,
+                              grid_stride_params(ndim, params))
+    return codegen.cached((row, "jvp", active, kinds, ndim), make)
+
+
 def _launch(kernel_for, shape, values):
     """Coalesce the array values over ``shape`` and launch ``kernel_for(kinds, ndim)``."""
     slots = [k for k, v in enumerate(values) if _is_array(v)]
@@ -111,6 +137,14 @@ def backward(row, wanted, grad, args, out):
     _launch(lambda kinds, ndim: backward_kernel(row, wanted, kinds[:nreads], ndim),
             grad.shape, [*read_values, *grads])
     return grads
+
+
+def jvp(row, active, out, tangent_out, args, tangents):
+    """Forward mode in one pass: ``out = row(*args)`` and ``tangent_out``, the
+    Jacobian times the tangents of the ``active`` inputs (see the CPU's)."""
+    n = len(args)
+    _launch(lambda kinds, ndim: jvp_kernel(row, active, kinds[2:2 + n], ndim), out.shape,
+            [out, tangent_out, *args, *tangents])
 
 
 # --------------------------------------------------- NumPy-style operators

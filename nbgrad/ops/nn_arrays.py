@@ -1,0 +1,179 @@
+"""Sliding windows and per-row picks on raw backend arrays: what the
+gradients of nn's layers and losses are made of, untaped.
+
+Each operation here has an adjoint here (its gradient is the other one, see
+``nbgrad.ops.nn_taped``): ``im2col``/``col2im`` (a convolution's columns),
+``gather_windows``/``scatter_windows`` (pooling) and
+``take_per_row``/``scatter_per_row`` (a loss's pick of one class per row;
+``take_per_row`` is the backend's). A backward formula reaches them through
+``nbgrad.ops.arrays.ops_for``, so the same formula runs on raw arrays (a plain
+backward: these functions) and on Tensors (a backward that builds a graph:
+their taped forms). They work on any backend: the strided adds, selects and
+copies are backend primitives.
+"""
+import collections
+import functools
+
+
+class Windows(collections.namedtuple("Windows", "x_shape kernel stride dilation pads out_hw")):
+    """Where the windows of a 2-D layer look: an ``x_shape`` (N, C, H, W)
+    input, zero-padded by ``pads`` (top, bottom, left, right), read by windows
+    of ``kernel`` (kh, kw) elements ``dilation`` apart, one every ``stride``,
+    ``out_hw`` (Ho, Wo) of them."""
+
+    __slots__ = ()
+
+    def padded_hw(self):
+        _, _, h, w = self.x_shape
+        top, bottom, left, right = self.pads
+        return h + top + bottom, w + left + right
+
+    def offsets(self):
+        """``(k, rows, cols)`` for each kernel offset ``k`` (row-major): the
+        slices of the padded input that offset reads for every output position."""
+        return _offsets(self.kernel, self.stride, self.dilation, self.out_hw)
+
+
+@functools.lru_cache(maxsize=256)
+def _offsets(kernel, stride, dilation, out_hw):
+    # Made once per geometry: a layer's backward runs them every step.
+    kh, kw = kernel
+    return tuple((i * kw + j, *offset_slices(i, j, stride, dilation, out_hw))
+                 for i in range(kh) for j in range(kw))
+
+
+def offset_slices(i, j, stride, dilation, out_hw):
+    """Where kernel offset (i, j) reads, for every output position."""
+    hi = i * dilation[0]
+    wj = j * dilation[1]
+    return (slice(hi, hi + stride[0] * (out_hw[0] - 1) + 1, stride[0]),
+            slice(wj, wj + stride[1] * (out_hw[1] - 1) + 1, stride[1]))
+
+
+def pad_nhwc(x, pads, empty):
+    """``x`` (N, C, H, W) as a channels-last array with a zero border."""
+    n, c, h, w = x.shape
+    top, bottom, left, right = pads
+    out = empty((n, h + top + bottom, w + left + right, c), x.dtype)
+    out[:, :top] = 0
+    out[:, top + h:] = 0
+    out[:, top:top + h, :left] = 0
+    out[:, top:top + h, left + w:] = 0
+    out[:, top:top + h, left:left + w, :] = x.transpose(0, 2, 3, 1)
+    return out
+
+
+def windows_nhwc(backend, xp, kernel, stride, dilation, out_hw):
+    """(N, Ho, Wo, kh, kw, C) strided view of the windows of padded NHWC ``xp``
+    (the view NumPy's ``sliding_window_view`` would give, strided and dilated)."""
+    sn, sh, sw, sc = xp.strides
+    return backend.as_strided(xp, (xp.shape[0], *out_hw, *kernel, xp.shape[3]),
+                              (sn, sh * stride[0], sw * stride[1], sh * dilation[0],
+                               sw * dilation[1], sc))
+
+
+def pad_nchw(backend, x, pads, fill):
+    """``x`` (N, C, H, W) with a border of ``fill`` (``x`` itself without one)."""
+    top, bottom, left, right = pads
+    if not (top or bottom or left or right):
+        return x
+    n, c, h, w = x.shape
+    out = backend.full((n, c, h + top + bottom, w + left + right), fill, x.dtype)
+    out[:, :, top:top + h, left:left + w] = x
+    return out
+
+
+# ----------------------------------------------------------- convolution
+def im2col(backend, x, windows, offsets_first=False):
+    """The windows of ``x`` (N, C, H, W) as columns: an (N*Ho*Wo, kh*kw*C)
+    matrix, a row per output position (the forward's GEMM operand), or with
+    ``offsets_first`` a (kh*kw, N*Ho*Wo, C) block per kernel offset. A copy,
+    from the backend's caching allocator."""
+    n, c = x.shape[:2]
+    kh, kw = windows.kernel
+    ho, wo = windows.out_hw
+    empty = backend.empty
+    view = windows_nhwc(backend, pad_nhwc(x, windows.pads, empty), windows.kernel,
+                        windows.stride, windows.dilation, windows.out_hw)
+    if offsets_first:
+        cols = empty((kh * kw, n * ho * wo, c), x.dtype)
+        cols.reshape(kh, kw, n, ho, wo, c)[...] = view.transpose(3, 4, 0, 1, 2, 5)
+    else:
+        cols = empty((n * ho * wo, kh * kw * c), x.dtype)
+        cols.reshape(n, ho, wo, kh, kw, c)[...] = view
+    return cols
+
+
+def col2im(backend, cols, windows, offsets_first=False):
+    """The adjoint of ``im2col``: each column element added back where it was
+    read, into zeros of the input's shape (N, C, H, W), padding dropped. One
+    strided add per kernel offset (``kh*kw`` adds, never one per element),
+    into a padded channels-last buffer; the (kh*kw, N*Ho*Wo, C) layout
+    (``offsets_first``) adds contiguous blocks."""
+    n, c, h, w = windows.x_shape
+    kh, kw = windows.kernel
+    ho, wo = windows.out_hw
+    top, _, left, _ = windows.pads
+    empty = backend.empty
+    dxp = empty((n, *windows.padded_hw(), c), cols.dtype)
+    dxp.fill(0)
+    if offsets_first:
+        blocks = cols.reshape(kh * kw, n, ho, wo, c)
+    else:
+        by_offset = cols.reshape(n, ho, wo, kh, kw, c)
+    for k, rows, columns in windows.offsets():
+        block = blocks[k] if offsets_first else by_offset[:, :, :, k // kw, k % kw, :]
+        backend.add_into(dxp[:, rows, columns, :], block)
+    dx = empty((n, c, h, w), cols.dtype)
+    dx[...] = dxp[:, top:top + h, left:left + w, :].transpose(0, 3, 1, 2)
+    return dx
+
+
+def contiguous_permute(backend, a, axes):
+    """``a``'s dimensions permuted by ``axes``, copied into a new C-contiguous
+    array from the caching allocator."""
+    shape = a.shape
+    out = backend.empty(tuple([shape[k] for k in axes]), a.dtype)
+    out[...] = a.transpose(*axes)
+    return out
+
+
+# ---------------------------------------------------------------- pooling
+def gather_windows(backend, x, windows, argmax=None):
+    """Per output position (N, C, Ho, Wo) of ``x`` (N, C, H, W) zero-padded:
+    the sum of its window, or with ``argmax`` (each window's kernel offset)
+    the element that offset picks."""
+    n, c = x.shape[:2]
+    xp = pad_nchw(backend, x, windows.pads, 0)
+    out = backend.zeros((n, c, *windows.out_hw), x.dtype)
+    for k, rows, cols in windows.offsets():
+        if argmax is None:
+            backend.add_into(out, xp[:, :, rows, cols])
+        else:  # a select (never a product with a 0/1 mask): inf and NaN elsewhere stay out
+            out = backend.where(argmax == k, xp[:, :, rows, cols], out)
+    return out
+
+
+def scatter_windows(backend, values, windows, argmax=None):
+    """The adjoint of ``gather_windows``: zeros of the input's shape (N, C, H,
+    W) with each output position's value (N, C, Ho, Wo) added at every element
+    of its window, or with ``argmax`` at the element that picks. A view of a
+    padded buffer (one strided add per kernel offset into it)."""
+    n, c, h, w = windows.x_shape
+    top, _, left, _ = windows.pads
+    dxp = backend.zeros((n, c, *windows.padded_hw()), values.dtype)
+    zero = values.dtype.type(0)
+    for k, rows, cols in windows.offsets():
+        backend.add_into(dxp[:, :, rows, cols],
+                         values if argmax is None else backend.where(argmax == k, values, zero))
+    return dxp[:, :, top:top + h, left:left + w]
+
+
+# ----------------------------------------------------------------- losses
+def scatter_per_row(backend, values, index, columns):
+    """The adjoint of the backend's ``take_per_row``: (rows, ``columns``) zeros
+    with ``values[i]`` (or ``values`` itself, one NumPy scalar) at
+    ``index[i, 0]`` in row ``i``."""
+    out = backend.zeros((index.shape[0], columns), values.dtype)
+    backend.put_per_row(out, index, values)
+    return out

@@ -1,0 +1,2 @@
+"""Utilities (``torch.utils``): ``checkpoint``, ``hooks``."""
+from . import checkpoint, hooks  # noqa: F401
