@@ -69,7 +69,7 @@ def _dim_arg(name, dim):
     return int(dim)
 
 
-@tensor_op(method=False, tangent=dual.LINEAR)
+@tensor_op(method=False, tangent=dual.LINEAR, out=True)
 def cat(tensors, dim=0):
     tensors = _tensor_list(tensors, "cat")
     dim = _dim_arg("cat", dim)
@@ -110,7 +110,7 @@ def cat(tensors, dim=0):
     return Tensor._from_op(data, node, dtype, first._backend)
 
 
-@tensor_op(method=False, tangent=dual.LINEAR)
+@tensor_op(method=False, tangent=dual.LINEAR, out=True)
 def stack(tensors, dim=0):
     tensors = _tensor_list(tensors, "stack")
     dim = _dim_arg("stack", dim)

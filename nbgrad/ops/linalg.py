@@ -196,7 +196,7 @@ def _bool_kernel_name(a, b, op_name):
         else "addmm_impl_cpu_"
 
 
-@tensor_op(tangent=dual.BILINEAR)
+@tensor_op(tangent=dual.BILINEAR, out=True)
 def matmul(a, b):
     for k, (arg, t) in enumerate((("input", a), ("other", b))):
         if not isinstance(t, Tensor):
@@ -228,7 +228,7 @@ def matmul(a, b):
     return Tensor._from_op(a._backend.ascontiguous(data), node, a.dtype, a._backend)
 
 
-@tensor_op(tangent=dual.BILINEAR)
+@tensor_op(tangent=dual.BILINEAR, out=True)
 def mm(a, b):
     for k, (arg, t) in enumerate((("input", a), ("mat2", b))):
         if not isinstance(t, Tensor):

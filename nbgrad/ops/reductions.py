@@ -96,7 +96,7 @@ class MeanBackward(SumBackward):
     op_name = "Mean"
 
 
-@tensor_op(tangent=dual.LINEAR)
+@tensor_op(tangent=dual.LINEAR, out=True)
 def sum(self, dim=None, keepdim=False, dtype=None):
     """sum(input, dim=None, keepdim=False, *, dtype=None) -> Tensor
 
@@ -110,7 +110,7 @@ def sum(self, dim=None, keepdim=False, dtype=None):
     return Tensor._from_op(data, node, dtype, self._backend)
 
 
-@tensor_op(tangent=dual.LINEAR)
+@tensor_op(tangent=dual.LINEAR, out=True)
 def mean(self, dim=None, keepdim=False, dtype=None):
     which = "Input" if dtype is None else "Optional"
     axes = _axes(self, dim, "mean", keepdim)
@@ -300,12 +300,12 @@ def _amax(self, dim, keepdim, op_name):
     return out
 
 
-@tensor_op(tangent=dual.BY_VJP)
+@tensor_op(tangent=dual.BY_VJP, out=True)
 def amax(self, dim=(), keepdim=False):
     return _amax(self, dim, keepdim, "Amax")
 
 
-@tensor_op(tangent=dual.BY_VJP)
+@tensor_op(tangent=dual.BY_VJP, out=True)
 def amin(self, dim=(), keepdim=False):
     return _amax(self, dim, keepdim, "Amin")
 
