@@ -15,9 +15,10 @@ again. Where nbgrad does the same work differently:
   same row-by-row loop: nbgrad has no ``vmap``.
 - ``strategy="forward-mode"`` (and ``hessian``'s
   ``outer_jacobian_strategy``) raise PyTorch's errors, and with
-  ``vectorize=True`` are computed by reverse mode (nbgrad has no forward-mode
-  AD): the same values, in the outputs' dtypes and the containers (lists
-  where several inputs are not unpacked) that PyTorch's forward mode gives.
+  ``vectorize=True`` are computed by reverse mode (PyTorch runs its forward
+  mode under ``vmap``, which nbgrad does not have): the same values, in the
+  outputs' dtypes and the containers (lists where several inputs are not
+  unpacked) that PyTorch's forward mode gives.
   PyTorch's forward-mode ``hessian`` returns a result that requires grad; here
   no result requires grad unless ``create_graph=True``.
 - ``jvp`` and ``hvp`` use the double-backward trick, as PyTorch does.

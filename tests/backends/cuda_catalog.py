@@ -11,8 +11,9 @@ input) and the fused backward kernel for all differentiable inputs; then the
 reductions (every op, both kernel shapes, both passes), the tiled matmul and
 the copy/fill/gather/scatter kernels; and a sample of the integer and bool
 kernels (int64 arithmetic, bool comparisons, bool sums, casts, int64 matmul).
-``nbgrad.nn`` adds its own rows (GELU, binary cross entropy with logits), the
-max-pooling step, and the optimizers their fused updates (SGD, Adam), generated
+Each differentiable row also has its fused forward-mode kernel (value and
+tangent in one pass). ``nbgrad.nn`` adds its own rows (GELU, binary cross
+entropy with logits), the max-pooling step, and the optimizers their fused updates (SGD, Adam), generated
 from the same declarations (``nbgrad.declarations.optimizer_updates``) as their
 CPU versions.
 """
@@ -29,7 +30,8 @@ def _row_dtypes(row, dtype, names):
 
 
 def row_entries(row, dtype):
-    from nbgrad.backends.cuda.elementwise import backward_kernel, backward_reads, forward_kernel
+    from nbgrad.backends.cuda.elementwise import (backward_kernel, backward_reads, forward_kernel,
+                                                  jvp_kernel)
     n = len(row.inputs)
     inputs = [f"x{k}" for k in range(n)]
     out_dtype = np.dtype(np.bool_) if row.result == "bool" else dtype
@@ -44,6 +46,9 @@ def row_entries(row, dtype):
         bdtypes = {"g": dtype, "out": dtype, **_row_dtypes(row, dtype, inputs)}
         yield (f"{row.name} backward {dtype.name} 2-D",
                backward_kernel(row, wanted, "a" * len(reads), 2), bdtypes)
+        if out_dtype.kind == "f":  # forward mode: value and tangent of every differentiable input
+            jdtypes = {"out": dtype, **_row_dtypes(row, dtype, inputs)}
+            yield (f"{row.name} jvp {dtype.name} 2-D", jvp_kernel(row, wanted, "a" * n, 2), jdtypes)
 
 
 def reduction_entries(dtype):

@@ -34,34 +34,32 @@ def add_serial(dst, a, b):
 _kernels = lazy_module(_SOURCE, "memory")
 
 
-def _flat(*arrays):
-    """1-D views of same-shape, same-dtype, C-contiguous float arrays, or None."""
-    first = arrays[0]
-    if first.dtype.kind != "f":
-        return None
-    for a in arrays:
-        if a.shape != first.shape or a.dtype != first.dtype or not a.flags.c_contiguous:
-            return None
-    return [a.reshape(-1) for a in arrays]
-
-
 def copy(a, threshold):
     """A C-contiguous copy of ``a``; in parallel from ``threshold`` elements."""
-    if a.size >= threshold and _flat(a):
+    if a.size >= threshold and a.dtype.kind == "f" and a.itemsize > 2 and a.flags.c_contiguous:
         out = pool.empty(a.shape, a.dtype)
         _kernels().copy(out.reshape(-1), a.reshape(-1))
         return out
     return np.array(a, copy=True, order="C")
 
 
+def _same_floats(a, b):
+    """Same shape and float dtype, both C-contiguous: the compiled passes apply."""
+    return (a.shape == b.shape and a.dtype == b.dtype and a.dtype.kind == "f" and a.itemsize > 2
+            and a.flags.c_contiguous and b.flags.c_contiguous)
+
+
 def add(a, b, threshold):
     """``a + b`` as a new array (NumPy's broadcasting and promotion where the
     compiled passes do not apply)."""
-    flat = _flat(a, b)
-    if flat:
+    if _same_floats(a, b):
         out = pool.empty(a.shape, a.dtype)
+        if a.ndim != 1:
+            a, b, flat = a.reshape(-1), b.reshape(-1), out.reshape(-1)
+        else:
+            flat = out
         kernels = _kernels()
-        (kernels.add if a.size >= threshold else kernels.add_serial)(out.reshape(-1), *flat)
+        (kernels.add if flat.shape[0] >= threshold else kernels.add_serial)(flat, a, b)
         return out
     with np.errstate(all="ignore"):
         return np.asarray(np.add(a, b))  # 0-d inputs: an array, not a NumPy scalar
@@ -69,10 +67,11 @@ def add(a, b, threshold):
 
 def add_into(dst, src, threshold):
     """``dst += src``."""
-    flat = _flat(dst, src)
-    if flat:
+    if _same_floats(dst, src):
+        if dst.ndim != 1:
+            dst, src = dst.reshape(-1), src.reshape(-1)
         kernels = _kernels()
-        (kernels.add if dst.size >= threshold else kernels.add_serial)(flat[0], flat[0], flat[1])
+        (kernels.add if dst.shape[0] >= threshold else kernels.add_serial)(dst, dst, src)
         return
     with np.errstate(all="ignore"):
         np.add(dst, src, out=dst)
