@@ -90,6 +90,25 @@ NUMPY_FORWARD = {
     "relu": lambda a: np.maximum(a, 0), "maximum": np.maximum, "minimum": np.minimum,
     "clamp": np.clip, "where": np.where, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
     "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    # issue 15
+    "rsqrt": lambda a: 1 / np.sqrt(a), "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2,
+    "log10": np.log10, "exp2": np.exp2, "square": np.square, "sign": np.sign, "sgn": np.sign,
+    "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
+    "frac": lambda a: a - np.trunc(a), "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos,
+    "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh, "atan2": np.arctan2, "hypot": np.hypot, "fmod": np.fmod,
+    "remainder": np.remainder, "floor_divide": np.floor_divide,
+    "lerp": lambda a, b, w: a + w * (b - a), "addcmul": lambda a, t1, t2, v: a + v * t1 * t2,
+    "addcdiv": lambda a, t1, t2, v: a + v * t1 / t2, "logaddexp": np.logaddexp,
+    "xlogy": lambda a, b: a * np.log(b), "copysign": np.copysign,
+    "nan_to_num": lambda a, n, p, m: np.nan_to_num(a, nan=n, posinf=p, neginf=m),
+    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "isclose": lambda a, b, r, t, e: np.isclose(a, b, r, t, e),
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "logical_not": np.logical_not, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor, "bitwise_not": np.invert,
+    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
+    "fmax": np.fmax, "fmin": np.fmin,
 }
 
 
@@ -127,6 +146,17 @@ NUMPY_BACKWARD = {
     "minimum": lambda g, out, a, b: _min_grads(g, a, b),
     "clamp": lambda g, out, a, lo, hi: [np.where((a >= lo) & (a <= hi), g, 0)],
     "where": lambda g, out, c, a, b: [np.where(c, g, 0), np.where(c, 0, g)],
+    # issue 15 (a few)
+    "rsqrt": lambda g, out, a: [-0.5 * g * out ** 3],
+    "log1p": lambda g, out, a: [g / (a + 1)],
+    "expm1": lambda g, out, a: [g * (out + 1)],
+    "atan": lambda g, out, a: [g / (a * a + 1)],
+    "sinh": lambda g, out, a: [g * np.cosh(a)],
+    "atan2": lambda g, out, a, b: [g * b / (a * a + b * b), -g * a / (a * a + b * b)],
+    "hypot": lambda g, out, a, b: [g * a / out, g * b / out],
+    "lerp": lambda g, out, a, b, w: [g * (1 - w), g * w, g * (b - a)],
+    "addcmul": lambda g, out, a, t1, t2, v: [g, g * t2 * v, g * t1 * v],
+    "logaddexp": lambda g, out, a, b: [g / (1 + np.exp(b - a)), g / (1 + np.exp(a - b))],
 }
 
 # PyTorch's function for each row (the same name for every current row; a
@@ -143,6 +173,8 @@ TORCH_NAMES = {
 def torch_function(row):
     if torch is None:
         return None
+    if row.name in common.KEYWORD_CALLS:
+        return common.KEYWORD_CALLS[row.name](torch)
     return getattr(torch, TORCH_NAMES.get(row.name, row.name), None)
 
 

@@ -46,8 +46,17 @@ Two more questions, each its own mode:
                  ns/element for pow in a prange loop, a libm (powf) loop
                  and np.power, and whether the loops vectorize (~1 minute).
 
+  --more         The issue-15 functions (log2 log10 exp2 sinh cosh asinh
+                 acosh atanh atan asin acos, float32 evaluated in double and
+                 rounded once): worst error in float32 ulps against NumPy's
+                 float64 result on dense random sweeps (log-uniform over
+                 the whole range and uniform over the usual one, 4e6 values
+                 each), special values against NumPy, then ns/element in a
+                 prange loop against a libm (math.<f>, float32) loop and the
+                 NumPy ufunc, and whether each loop vectorizes.
+
 Run from the repository root:  python -m kernels.math_study [--n N]
-                                [--exhaustive | --blocks | --pow]
+                                [--exhaustive | --blocks | --pow | --more]
 """
 import argparse
 import math
@@ -130,7 +139,8 @@ def best_ns(fn, x, out, reps=5):
 
 
 PACKED = re.compile(r"\bv(?:fn?m(?:add|sub)\w*|mul|add|sub|div|min|max)p[sd]\s[^\n]*%([xyz])mm")
-MATHCALL = re.compile(r"@(llvm\.(?:exp|log|sin|cos|pow)[\w.]*|\w*(?:exp|log|tanh|sin|cos)\w*f?)\(")
+MATHCALL = re.compile(r"@(llvm\.(?:exp|log|sin|cos|pow)[\w.]*|\w*(?:exp|log|tanh|sin|cos|tan|pow|"
+                      r"erf|hypot)\w*f?)\(")
 
 
 def simd(kernel):
@@ -407,6 +417,80 @@ def pow_study(n):
           f"{', '.join(lanes)} (8 lanes on AVX-512: 16 spill and run ~25% slower)")
 
 
+MORE = {  # name: (NumPy's float64 reference, sweeps: (lo, hi, log-uniform of |x| with signs))
+    "log2": (np.log2, [(1e-45, 3e38, True), (0.5, 2, False)]),
+    "log10": (np.log10, [(1e-45, 3e38, True), (0.5, 2, False)]),
+    "exp2": (np.exp2, [(-150, 128, False), (-1, 1, False)]),
+    "sinh": (np.sinh, [(-90, 90, False), (1e-40, 1, True)]),
+    "cosh": (np.cosh, [(-90, 90, False), (-1, 1, False)]),
+    "asinh": (np.arcsinh, [(1e-40, 3e38, True), (-2, 2, False)]),
+    "acosh": (np.arccosh, [(1, 3e38, True), (1, 1.01, False)]),
+    "atanh": (np.arctanh, [(1e-40, 1, True), (-1, 1, False)]),
+    "atan": (np.arctan, [(1e-40, 3e38, True), (-3, 3, False)]),
+    "asin": (np.arcsin, [(1e-40, 1, True), (-1, 1, False)]),
+    "acos": (np.arccos, [(1e-40, 1, True), (0.999, 1, False)]),
+}
+
+
+def _libm_more(name):
+    """``math.<name>`` on a float32 (libm's float version where Numba has one)."""
+    body = "TWO32 ** x" if name == "exp2" else f"math.{name}(x)"
+    namespace = {"math": math, "TWO32": np.float32(2)}
+    exec(f"def f(x):\n    return {body}\n", namespace)
+    return namespace["f"]
+
+MORE_SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 1e30, -1e30, 1e-40,
+                          -1e-40, 1.0, -1.0, -1.5, 0.5, 2.0, 1 - 2 ** -24, -(1 - 2 ** -24), 89.5,
+                          -89.5, 128.0, -150.0], np.float32)
+
+
+def _sweep(rng, lo, hi, log, n):
+    if log:
+        x = np.exp(rng.uniform(np.log(lo), np.log(hi), n)) * rng.choice([-1.0, 1.0], n)
+    else:
+        x = rng.uniform(lo, hi, n)
+    return x.astype(np.float32)
+
+
+def more_study(n):
+    """Accuracy and speed of the issue-15 float32 functions (see --more)."""
+    rng = np.random.default_rng(0)
+    print(f"float32; ns/element at n = {n:,} ({numba.get_num_threads()} threads), best of 5; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'fn':6s} {'max ulps':>8s} {'specials':>8s} {'libm':>7s} {'ours':>7s} {'numpy':>7s}"
+          f"   vectorization: libm loop | our loop")
+    for name, (ref, sweeps) in MORE.items():
+        ours = prange_kernel(getattr(sm, name))
+        worst, bad = 0.0, 0
+        for lo, hi, log in sweeps:
+            x = _sweep(rng, lo, hi, log, 4_000_000)
+            out = np.empty_like(x)
+            ours(x, out)
+            with np.errstate(all="ignore"):
+                exact = ref(x.astype(np.float64))
+                want = exact.astype(np.float32)
+            ok = np.isfinite(exact) & np.isfinite(want)
+            spacing = np.spacing(np.abs(want[ok])).astype(np.float64)
+            worst = max(worst, float(np.max(np.abs(out[ok] - exact[ok]) / spacing)))
+        out = np.empty_like(MORE_SPECIALS)
+        ours(MORE_SPECIALS, out)
+        with np.errstate(all="ignore"):
+            want = ref(MORE_SPECIALS.astype(np.float64)).astype(np.float32)
+        same = (np.isnan(out) & np.isnan(want)) | ((out == want) &
+                                                    (np.signbit(out) == np.signbit(want)))
+        bad = int((~same).sum())
+        x = _sweep(rng, *sweeps[-1], n)
+        out = np.empty_like(x)
+        t_ours = best_ns(ours, x, out)
+        libm = prange_kernel(_libm_more(name))
+        t_libm = best_ns(libm, x, out)
+        u = getattr(np, {"asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
+                         "atan": "arctan", "asin": "arcsin", "acos": "arccos"}.get(name, name))
+        t_np = best_ns(lambda v, o: u(v, out=o), x, out)
+        print(f"{name:6s} {worst:8.3f} {bad:8d} {t_libm:7.2f} {t_ours:7.2f} {t_np:7.2f}   "
+              f"{simd(libm)} | {simd(ours)}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=float, default=1e7)
@@ -414,6 +498,7 @@ def main():
     mode.add_argument("--exhaustive", action="store_true")
     mode.add_argument("--blocks", action="store_true")
     mode.add_argument("--pow", action="store_true")
+    mode.add_argument("--more", action="store_true")
     args = ap.parse_args()
     n = int(args.n)
     if args.exhaustive:
@@ -422,6 +507,8 @@ def main():
         return blocks(n)
     if args.pow:
         return pow_study(n)
+    if args.more:
+        return more_study(n)
     rng = np.random.default_rng(0)
     print(f"n = {n:,}, numba {numba.__version__} with {numba.get_num_threads()} threads, "
           f"numpy {np.__version__}; ns/element, best of 5; "

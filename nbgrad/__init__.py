@@ -25,11 +25,29 @@ from .declarations.row import FastPath, elementwise  # noqa: E402
 from .ops import ROWS, registry as _registry  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
 from . import cuda, nn, optim, utils  # noqa: E402
+from . import linalg  # noqa: E402  (issue 15: torch.linalg's namespace)
 from .serialization import load, save  # noqa: E402
+from .custom_kernel import kernel  # noqa: E402  (a user's Numba kernel on tensors)
+from . import distributed  # noqa: E402  (MPI; mpi4py is imported on first use)
 
 float = float32  # noqa: A001
 double = float64
 long = int64
+
+from .dtypes import (can_cast, finfo, float16, iinfo, int8, int16, int32,  # noqa: E402
+                     promote_types, set_default_dtype, uint8)
+half = float16
+int = int32  # noqa: A001
+short = int16
+# -- issue 15, items 9-10: random state, print options, global switches ----------
+from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: E402
+                     seed, set_rng_state)
+from ._formatting import set_printoptions  # noqa: E402
+from ._determinism import (are_deterministic_algorithms_enabled,  # noqa: E402
+                           get_deterministic_debug_mode,
+                           is_deterministic_algorithms_warn_only_enabled,
+                           set_deterministic_debug_mode, use_deterministic_algorithms)
+from .backends import cudnn as _cudnn  # noqa: E402,F401  (nbgrad.backends.cudnn: no-op switches)
 
 
 def _export_ops():

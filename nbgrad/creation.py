@@ -8,22 +8,12 @@ import numpy as np
 from . import dtypes
 from .backends import for_device, layout
 from .device import device as Device
+from .random import default_generator, manual_seed, stream_for  # noqa: F401
 from .tensor import Tensor
 
-_generator = np.random.default_rng()
-
-
-def manual_seed(seed):
-    """manual_seed(seed) -> Generator
-
-    Seed nbgrad's random number generator (a NumPy PCG64 generator) with an
-    integer in [-2**63, 2**64); a negative seed counts modulo 2**64, as in PyTorch."""
-    global _generator
-    seed = int(seed)
-    if not -2 ** 63 <= seed < 2 ** 64:
-        raise ValueError("Overflow when unpacking long long")
-    _generator = np.random.default_rng(seed % 2 ** 64)
-    return _generator
+# The default generator's NumPy generator (nn.init and checkpoint draw from it;
+# manual_seed reseeds this very object).
+_generator = default_generator._stream
 
 
 class OutOfMemoryError(RuntimeError, MemoryError):
@@ -98,8 +88,6 @@ def _sequence_size(size, name, position=1):
 
 
 def _infer_dtype(array):
-    if array.dtype.kind == "f" and array.dtype.itemsize <= 4:
-        return dtypes.float32
     return dtypes.canonical(array.dtype)
 
 
@@ -177,6 +165,11 @@ def _python_data(data, dtype):
     elif kind == "f" and dtype is dtypes.int64 and not np.all(
             (array >= -2.0 ** 63) & (array < 2.0 ** 63)):  # False for NaN
         raise RuntimeError("value cannot be converted to type int64 without overflow")
+    elif dtype.category == 1 and dtype is not dtypes.int64 and array.size:
+        info = np.iinfo(dtype.numpy)  # a narrow integer: in range (a negative one wraps into uint8)
+        low = -int(info.max) if info.min == 0 else int(info.min)
+        if not np.all((array >= low) & (array <= info.max)):  # False for NaN
+            raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
     return array, dtype
 
 
@@ -204,7 +197,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if array.dtype.kind == "f" and dtype is dtypes.int64:
         with np.errstate(invalid="ignore"):  # an array's NaN into int64: INT64_MIN, as PyTorch
             array = array.astype(np.int64)
-    return _finish(np.array(array, dtype=dtype.numpy, copy=True), dtype, device, requires_grad)
+    with np.errstate(over="ignore"):  # beyond float16's range: inf, as PyTorch, silently
+        array = np.array(array, dtype=dtype.numpy, copy=True)
+    return _finish(array, dtype, device, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -233,7 +228,8 @@ def from_numpy(array):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     if array.dtype not in dtypes._BY_NUMPY:
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. The "
-                        "only supported types are: float64, float32, int64, and bool.")
+                        "only supported types are: float64, float32, float16, int64, int32, "
+                        "int16, int8, uint8, and bool.")
     if not array.flags.writeable:
         warnings.warn("The given NumPy array is not writable, and nbgrad does not support "
                       "non-writable tensors. The tensor holds a copy of the array (it does not "
@@ -358,33 +354,35 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _make(make, dtype, device, requires_grad, (steps,))
 
 
-def _random(size, dtype, device, requires_grad, fn, draw, kernel):
+def _random(size, dtype, device, requires_grad, fn, kind, kernel, generator):
     dtype = dtypes.to_dtype(dtype, fn) or dtypes.get_default_dtype()
     shape = _size(size, fn)
     if not dtype.is_floating_point:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtype.tensor_type[:-6]}'")
-    return _make(lambda backend: backend.asarray(draw(shape, dtype=dtype.numpy)), dtype, device,
-                 requires_grad, shape)
+    _, stream = stream_for(generator, device or "cpu", fn)  # drawn where the tensor lives
+    return _make(lambda backend: backend.random_fill(stream, shape, dtype.numpy, kind),
+                 dtype, device, requires_grad, shape)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False):
-    """rand(*size, *, dtype=None, device=None, requires_grad=False) -> Tensor
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """rand(*size, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor
 
-    Values drawn uniformly from [0, 1) by nbgrad's generator."""
-    return _random(size, dtype, device, requires_grad, "rand", _generator.random,
-                   "check_uniform_bounds")
-
-
-def randn(*size, dtype=None, device=None, requires_grad=False):
-    """randn(*size, *, dtype=None, device=None, requires_grad=False) -> Tensor
-
-    Values drawn from the standard normal distribution by nbgrad's generator."""
-    return _random(size, dtype, device, requires_grad, "randn", _generator.standard_normal,
-                   "normal_kernel_cpu")
+    Values drawn uniformly from [0, 1) by ``generator`` (default: nbgrad's)."""
+    return _random(size, dtype, device, requires_grad, "rand", "uniform",
+                   "check_uniform_bounds", generator)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False):
-    """randint(low=0, high, size, *, dtype=None, device=None, requires_grad=False) -> Tensor
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """randn(*size, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor
+
+    Values drawn from the standard normal distribution by ``generator`` (default: nbgrad's)."""
+    return _random(size, dtype, device, requires_grad, "randn", "normal",
+                   "normal_kernel_cpu", generator)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False, *,
+            generator=None):
+    """randint(low=0, high, size, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor
 
     ``randint(high, size)`` or ``randint(low, high, size)``: integers drawn
     uniformly from [low, high), as in PyTorch."""
@@ -399,9 +397,9 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=Fa
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
     dtype = dtypes.to_dtype(dtype, "randint") or dtypes.int64
-    return _make(lambda backend: backend.asarray(
-        _generator.integers(low, high, size=shape).astype(dtype.numpy)), dtype, device,
-        requires_grad, shape)
+    _, stream = stream_for(generator, device or "cpu", "randint")
+    return _make(lambda backend: backend.random_fill(stream, shape, dtype.numpy, "integers", low,
+                                                     high), dtype, device, requires_grad, shape)
 
 
 def _input(input, fn):

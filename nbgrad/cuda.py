@@ -53,8 +53,8 @@ def empty_cache():
 
 
 def manual_seed(seed):
-    """Seed the generator CUDA tensors draw from (nbgrad draws random numbers
-    on the host for every device, so this is ``nbgrad.manual_seed``)."""
+    """Seed the generator CUDA tensors draw from (on the device); as
+    ``nbgrad.manual_seed``, it seeds the CPU's too."""
     from .creation import manual_seed as seed_all
     seed_all(seed)
 

@@ -21,8 +21,8 @@ _NON_LEAF_GRAD = (
     "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
     "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
     "github.com/pytorch/pytorch/pull/30531 for more information.")
-_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+_C_NAMES = dtypes.CPP_NAMES  # "float", "long int", "c10::Half"
+_TYPE_NAMES = dtypes.TYPE_NAMES  # "Float", "Long", "Half"
 
 
 class Size(tuple):
@@ -59,6 +59,7 @@ class Tensor:
     _view_replay = None  # (base, view_fn) -> the node that re-derives a view (ops.views binds it)
     _view_version = 0
     _view_no_grad = False
+    _multi_view = None  # output number of a view among several (split), or of a view of one
     _hooks = None
     _post_accumulate_grad_hooks = None
     _grad_accumulator = None
@@ -288,6 +289,8 @@ class Tensor:
             return  # not marked fresh: a later requires_grad_() on the base gives it a history
         if self._view_no_grad:  # raised on every access, as in PyTorch
             raise no_grad_view_error(self, "its base or another view of its base has been")
+        if self._multi_view is not None:
+            raise multi_view_error(self, "its base or another view of its base has been")
         self._view_version = self._version_counter.value
         old, self._grad_fn = self._grad_fn, self._view_replay(base, self._view_fn)
         if old is not None:  # retain_grad moves to the new history, as in PyTorch
@@ -441,7 +444,7 @@ class Tensor:
                                          self.dtype, self._backend)
         else:
             self._backend.add_into(self._grad._data, grad)
-            self._grad._version_counter.bump("AccumulateGrad")
+            self._grad._version_counter.bump("AccumulateGrad", self._grad._data)
 
     def _set_retained_grad(self, grad):
         """PyTorch's retain_grad hook: the first gradient is kept as a C-order
@@ -684,6 +687,19 @@ def _mark_inference(t):
 
 
 SWITCHES.mark_inference = _mark_inference
+
+
+def multi_view_error(view, modified):
+    """PyTorch's error for an in-place write that involves one of several
+    views an op returned (split, chunk, unbind), or a view of one."""
+    fn = view._grad_fn
+    prefix = ("A view was created in no_grad mode and" if fn is None else
+              f"Output {view._multi_view} of {fn.op_name} is a view and")
+    return RuntimeError(
+        f"{prefix} {modified} modified inplace{' with grad mode enabled' if fn is None else ''}. "
+        "This view is the output of a function that returns multiple views. Such functions do not "
+        "allow the output views to be modified inplace. You should replace the inplace operation "
+        "by an out-of-place one.")
 
 
 def no_grad_view_error(view, modified):

@@ -2,6 +2,7 @@
 ``lib`` runs in nbgrad and in PyTorch 2.13, and the two traces (values, flags,
 versions, which call raised and with which normalised message, warnings,
 gradients) must agree."""
+import contextlib
 import re
 import warnings
 
@@ -98,13 +99,26 @@ def _same(a, b):
     return a == b
 
 
+@contextlib.contextmanager
+def pytorch_version_rule():
+    """nbgrad under PyTorch's per-storage version rule, for comparisons with
+    PyTorch; its default region rule is tested in tests/autograd/test_mutation_safety.py."""
+    previous = nbgrad.autograd.get_version_check()
+    nbgrad.autograd.set_version_check("storage")
+    try:
+        yield
+    finally:
+        nbgrad.autograd.set_version_check(previous)
+
+
 def differential(scenario):
-    """Run ``scenario(lib, trace)`` in nbgrad and in torch; assert the traces agree.
-    Returns the nbgrad trace."""
+    """Run ``scenario(lib, trace)`` in nbgrad (under PyTorch's version rule)
+    and in torch; assert the traces agree. Returns the nbgrad trace."""
     traces = {}
     for lib in (torch, nbgrad):
         trace = Trace(lib)
-        scenario(lib, trace)
+        with pytorch_version_rule():
+            scenario(lib, trace)
         traces[lib] = trace
     ours, theirs = traces[nbgrad].events, traces[torch].events
     report = []

@@ -71,7 +71,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for python -m tests.fuzzing
 
 import nbgrad  # noqa: E402
-from differential import _builtin_base, normalise  # noqa: E402
+from differential import _builtin_base, normalise, pytorch_version_rule  # noqa: E402
 
 # Documented differences: (regular expression on the cause key, reason). A
 # divergence whose cause matches one of them is not a failure.
@@ -568,7 +568,7 @@ def run(program, lib):
     # the tensors whose .grad is compared: leaves and those told to retain it
     leaves = [s.target for s in program if s.spec is not None or s.label == "retain_grad"]
     records = []
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), pytorch_version_rule():
         warnings.simplefilter("ignore")
         if lib is nbgrad:  # NumPy's floating-point warnings must not reach the user
             warnings.simplefilter("error", RuntimeWarning)

@@ -14,12 +14,18 @@ TORCH_DTYPES = {
     nbgrad.int64: torch.int64,
     nbgrad.float32: torch.float32,
     nbgrad.float64: torch.float64,
+    nbgrad.uint8: torch.uint8,
+    nbgrad.int8: torch.int8,
+    nbgrad.int16: torch.int16,
+    nbgrad.int32: torch.int32,
+    nbgrad.float16: torch.float16,
 }
 NBGRAD_DTYPES = {v: k for k, v in TORCH_DTYPES.items()}
 
 # (rtol, atol) for values computed in a dtype; float32 allows a few ulp of libm
 # differences and of summation order when broadcasting is undone.
 TOLERANCES = {
+    nbgrad.float16: (2e-3, 1e-5),  # (both compute in float32 and round once: ties may differ)
     nbgrad.float32: (2e-5, 1e-6),
     nbgrad.float64: (1e-11, 1e-13),
 }

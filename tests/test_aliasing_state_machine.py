@@ -124,7 +124,7 @@ class AliasingMachine(RuleBasedStateMachine):
         """A stale-tensor error names the write and a line of this file."""
         text = str(error)
         if "modified by an inplace operation" in text:
-            match = re.search(r" It was modified in place by \S+\(\) at (.+):(\d+)\.$", text)
+            match = re.search(r" It was modified in place by \S+\(\) at (.+?):(\d+)\.(?: It was saved |$)", text)
             assert match, text
             assert os.path.realpath(match.group(1)) == os.path.realpath(__file__), text
 

@@ -99,8 +99,10 @@ def test_manual_seed_takes_pytorchs_range_of_seeds():
     """[-2**63, 2**64), negative seeds modulo 2**64 (torch: manual_seed(-1)
     is seed 2**64 - 1)."""
     assert torch.manual_seed(-1).initial_seed() == 2 ** 64 - 1
-    first = nbgrad.manual_seed(-1).random()
-    assert nbgrad.manual_seed(2 ** 64 - 1).random() == first
+    assert nbgrad.manual_seed(-1).initial_seed() == 2 ** 64 - 1
+    first = nbgrad.rand(3).tolist()
+    assert nbgrad.manual_seed(2 ** 64 - 1).initial_seed() == 2 ** 64 - 1
+    assert nbgrad.rand(3).tolist() == first
     nbgrad.manual_seed(-2 ** 63)
 
 
@@ -200,9 +202,14 @@ def test_from_numpy_refuses_what_is_not_an_array():
 
 
 def test_from_numpy_refuses_dtypes_nbgrad_lacks():
-    """nbgrad has float32, float64, int64 and bool; no silent copy for others."""
-    with pytest.raises(TypeError, match="int32"):
-        nbgrad.from_numpy(np.zeros(2, dtype=np.int32))
+    """nbgrad has no uint16/32/64 nor complex types; no silent copy for them."""
+    with pytest.raises(TypeError, match="numpy.uint32. The only supported types are: float64, "
+                                        "float32, float16, int64, int32, int16, int8, uint8, "
+                                        "and bool."):
+        nbgrad.from_numpy(np.zeros(2, dtype=np.uint32))
+    for dtype in (np.int32, np.int16, np.int8, np.uint8, np.float16):
+        array = np.zeros(2, dtype=dtype)
+        assert nbgrad.from_numpy(array).data_ptr() == array.ctypes.data
 
 
 # ------------------------------------------------------ filled and ranges
@@ -444,15 +451,18 @@ def test_cuda_device_spellings(spelling, device):
 
 
 @cuda_only
-def test_random_creation_on_cuda_draws_the_same_values_as_on_the_cpu(device):
+def test_random_creation_on_cuda_is_drawn_there_and_seeded_by_manual_seed(device):
+    """As in PyTorch, CUDA has its own generator (drawn on the device, see
+    tests/test_random.py): other values than the CPU's, as reproducible."""
     for make in (lambda d: nbgrad.rand(2, 3, device=d), lambda d: nbgrad.randn(3, device=d),
                  lambda d: nbgrad.randint(0, 5, (2, 2), device=d)):
         nbgrad.manual_seed(3)
         cpu = make("cpu")
-        nbgrad.manual_seed(3)
         on_device = make(device)
+        nbgrad.manual_seed(3)
+        again = make(device)
         assert on_device.device.type == device and on_device.dtype is cpu.dtype
-        np.testing.assert_array_equal(on_device.cpu().numpy(), cpu.numpy())
+        np.testing.assert_array_equal(on_device.cpu().numpy(), again.cpu().numpy())
     nbgrad.manual_seed(0)
     like = nbgrad.rand_like(nbgrad.ones(2, 2, device=device))
     assert like.is_cuda and like.shape == (2, 2)

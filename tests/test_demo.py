@@ -32,7 +32,12 @@ def test_quick_demo_runs_every_part(tmp_path, capsys):
                 if src.strip().startswith("out += h"))
     assert ("which is output 0 of Relu, is at version 1; expected version 0 instead. It was "
             f"modified in place by __iadd__() at {demo.__file__}:{line}.") in text
-    # e. the plot
+    # e. the sequence model reaches its stated accuracy (scheduler, clipping, DataLoader)
+    final = re.search(r"final test accuracy ([\d.]+)% \(stated: at least 70% after 3 epochs\)",
+                      text)
+    assert final and float(final.group(1)) >= 70.0
+    assert re.findall(r"epoch +\d/3 +lr [\d.]+ +train loss", text)
+    # f. the plot
     if "matplotlib is not installed" not in text:
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

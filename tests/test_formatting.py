@@ -173,3 +173,120 @@ def test_repr_of_random_floats_matches_torch(array):
                   shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6)))
 def test_repr_of_random_ints_and_bools_matches_torch(array):
     same_repr(lambda L: L.tensor(array))
+
+
+# ------------------------------------------- print options (issue 15, item 10)
+OPTION_CASES = [
+    {"precision": 2}, {"precision": 8}, {"precision": 0}, {"sci_mode": True}, {"sci_mode": False},
+    {"threshold": 5}, {"threshold": 5, "edgeitems": 1}, {"threshold": 5, "edgeitems": 0},
+    {"linewidth": 30}, {"linewidth": 200}, {"profile": "short"}, {"profile": "full"},
+    {"profile": "short", "precision": 6}, {"precision": 3, "sci_mode": True, "linewidth": 40},
+]
+OPTION_TENSORS = [
+    lambda L: L.tensor([1.23456789, -2.5, 100.0]),
+    lambda L: L.arange(12.0).reshape(3, 4) / 7,
+    lambda L: L.tensor([1.0, 2.0, 3.0]),
+    lambda L: L.tensor([1e-5, 1.0, 1e6]),
+    lambda L: L.arange(40.0).reshape(2, 20) * 1.5,
+    lambda L: L.arange(2000).reshape(40, 50),
+    lambda L: L.arange(1500.0),
+    lambda L: L.tensor([float("nan"), float("inf"), 0.0, -1.5]),
+    lambda L: L.tensor(3.14159),
+    lambda L: L.tensor([True, False, True, True, False, False, True]),
+]
+
+
+@pytest.mark.parametrize("options", OPTION_CASES, ids=lambda o: ",".join(f"{k}={v}" for k, v
+                                                                         in o.items()))
+def test_set_printoptions_matches_torch(options):
+    try:
+        torch.set_printoptions(**options)
+        nbgrad.set_printoptions(**options)
+        for make in OPTION_TENSORS:
+            same_repr(make)
+    finally:
+        torch.set_printoptions(profile="default")
+        nbgrad.set_printoptions(profile="default")
+    same_repr(OPTION_TENSORS[0])  # defaults back
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int32", "int16", "int8", "uint8"])
+def test_repr_of_the_narrow_dtypes_matches_torch(dtype):
+    same_repr(lambda L: L.tensor([1.5, -2.25, 100.0, 0.0], dtype=getattr(L, dtype))
+              if dtype == "float16" else L.tensor([1, 2, 100, 0], dtype=getattr(L, dtype)))
+    same_repr(lambda L: L.zeros(0, dtype=getattr(L, dtype)))
+
+
+def test_repr_names_the_dtype_against_the_default_dtype():
+    for default in ("float64", "float16"):
+        try:
+            torch.set_default_dtype(getattr(torch, default))
+            nbgrad.set_default_dtype(getattr(nbgrad, default))
+            for make in (lambda L: L.tensor([1.5, 2.0]), lambda L: L.tensor([1.5], dtype=L.float32),
+                         lambda L: L.zeros(0), lambda L: L.zeros(0, dtype=L.float32)):
+                same_repr(make)
+        finally:
+            torch.set_default_dtype(torch.float32)
+            nbgrad.set_default_dtype(nbgrad.float32)
+
+
+def test_format_spec_of_a_zero_dim_tensor():
+    for spec in (".4f", "", "10.2e", ">8"):
+        assert format(nbgrad.tensor(2.0 / 3), spec) == format(torch.tensor(2.0 / 3), spec)
+    loss = nbgrad.tensor(0.123456, requires_grad=True) * 2
+    assert f"{loss:.4f}" == "0.2469"
+    assert f"{nbgrad.tensor(7):5d}" == "    7"
+    assert f"{nbgrad.ones(2)}" == str(nbgrad.ones(2))
+    with pytest.raises(TypeError, match="unsupported format string passed to Tensor.__format__"):
+        format(nbgrad.ones(2), ".2f")
+
+
+def test_deterministic_switches_like_torch():
+    try:
+        for mode, warn_only in ((True, False), (True, True), (False, True), (False, False)):
+            torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+            nbgrad.use_deterministic_algorithms(mode, warn_only=warn_only)
+            assert (nbgrad.are_deterministic_algorithms_enabled(),
+                    nbgrad.is_deterministic_algorithms_warn_only_enabled(),
+                    nbgrad.get_deterministic_debug_mode()) == (
+                torch.are_deterministic_algorithms_enabled(),
+                torch.is_deterministic_algorithms_warn_only_enabled(),
+                torch.get_deterministic_debug_mode())
+        for debug_mode in ("warn", "error", 0, 1, 2, "default"):
+            torch.set_deterministic_debug_mode(debug_mode)
+            nbgrad.set_deterministic_debug_mode(debug_mode)
+            assert nbgrad.get_deterministic_debug_mode() == torch.get_deterministic_debug_mode()
+        for bad in (lambda L: L.use_deterministic_algorithms(1),
+                    lambda L: L.use_deterministic_algorithms(True, warn_only="x"),
+                    lambda L: L.set_deterministic_debug_mode("x"),
+                    lambda L: L.set_deterministic_debug_mode(5),
+                    lambda L: L.set_deterministic_debug_mode(1.0)):
+            with pytest.raises(Exception) as want:  # noqa: PT011 - torch's own type
+                bad(torch)
+            with pytest.raises(type(want.value)) as got:
+                bad(nbgrad)
+            assert str(got.value) == str(want.value)
+    finally:
+        torch.use_deterministic_algorithms(False)
+        nbgrad.use_deterministic_algorithms(False)
+
+
+def test_cudnn_switches_are_accepted_and_checked():
+    import torch.backends.cudnn as torch_cudnn
+
+    from nbgrad.backends import cudnn
+    assert nbgrad.backends.cudnn is cudnn
+    for name in ("deterministic", "benchmark", "enabled", "allow_tf32"):
+        assert getattr(cudnn, name) == getattr(torch_cudnn, name)
+        before = getattr(cudnn, name)
+        setattr(cudnn, name, not before)
+        assert getattr(cudnn, name) is (not before)
+        setattr(cudnn, name, before)
+        with pytest.raises(RuntimeError) as want:
+            setattr(torch_cudnn, name, 1)
+        with pytest.raises(RuntimeError, match=re.escape(str(want.value))):
+            setattr(cudnn, name, 1)
+    assert cudnn.is_available() is False and cudnn.version() is None
+    with cudnn.flags(enabled=True, benchmark=True, deterministic=True):
+        assert cudnn.benchmark and cudnn.deterministic
+    assert not cudnn.benchmark and not cudnn.deterministic

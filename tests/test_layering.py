@@ -26,7 +26,7 @@ FLOORS = [
     ("nbgrad._version", 1), ("nbgrad.dtypes", 1), ("nbgrad.device", 1), ("nbgrad.declarations", 1),
     ("nbgrad.backends", 2),
     ("nbgrad.tape", 3),
-    ("nbgrad.tensor", 4), ("nbgrad.gradients", 4), ("nbgrad.creation", 4), ("nbgrad.ops", 4), ("nbgrad._formatting", 4),
+    ("nbgrad.tensor", 4), ("nbgrad.gradients", 4), ("nbgrad.creation", 4), ("nbgrad.random", 4), ("nbgrad.ops", 4), ("nbgrad._formatting", 4),
     ("nbgrad.nn", 5), ("nbgrad.optim", 5), ("nbgrad.autograd", 5), ("nbgrad.serialization", 5),
     ("nbgrad.cuda", 5), ("nbgrad.demo", 5), ("nbgrad.utils", 5), ("nbgrad", 5),
 ]

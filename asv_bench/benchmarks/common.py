@@ -29,11 +29,38 @@ DTYPES = ["float32", "float64"]
 # Inputs that are Python scalars rather than tensors, per row; every other
 # input is an array sampled from the row's domain (a bool mask for the row's
 # ``bool_inputs``).
-SCALAR_INPUTS = {"clamp": {"lo": -1.0, "hi": 1.0}}
+SCALAR_INPUTS = {"clamp": {"lo": -1.0, "hi": 1.0},
+                 "round_decimals": {"ten": 100.0, "flip": False},
+                 "nan_to_num": {"nan": 0.0, "posinf": 1.0, "neginf": -1.0},
+                 "isclose": {"rtol": 1e-5, "atol": 1e-8, "equal_nan": False},
+                 "addcmul": {"value": 0.5}, "addcdiv": {"value": 0.5}}
+
+# Rows whose functions take some inputs by keyword (PyTorch's ``value=``):
+# how to call them, for nbgrad and PyTorch alike.
+KEYWORD_CALLS = {
+    "addcmul": lambda lib: lambda a, t1, t2, value: lib.addcmul(a, t1, t2, value=value),
+    "addcdiv": lambda lib: lambda a, t1, t2, value: lib.addcdiv(a, t1, t2, value=value),
+}
+
+
+def integral_only(row):
+    """Rows PyTorch computes on integers and bools only (the bitwise ops):
+    their check refuses floats. They are timed on int64 inputs."""
+    if row.check is None:
+        return False
+    try:
+        row.check([nbgrad.float32] * len(row.inputs))
+    except NotImplementedError:
+        return True
+    except Exception:  # noqa: BLE001 - another refusal: not a dtype rule
+        return False
+    return False
 
 def nbgrad_function(row):
     """How a user calls the row: ``nbgrad.<name>`` when nbgrad exports it
     (``nbgrad.clamp``, ``nbgrad.where``), else the row object itself."""
+    if row.name in KEYWORD_CALLS:
+        return KEYWORD_CALLS[row.name](nbgrad)
     fn = getattr(nbgrad, row.name, None)
     return fn if callable(fn) else row
 
@@ -66,6 +93,8 @@ def numpy_inputs(row, n, dtype, seed=0):
             args.append(rng.random(n, dtype=np.float32) < 0.5)
         elif name in SCALAR_INPUTS.get(row.name, {}):
             args.append(SCALAR_INPUTS[row.name][name])
+        elif integral_only(row):  # shifts by 0..63
+            args.append(rng.integers(0, 64, n, dtype=np.int64))
         else:
             x = rng.random(n, dtype=np.float64 if dtype == np.float64 else np.float32)
             x *= hi - lo

@@ -10,7 +10,9 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import functional  # noqa: F401 - torch.autograd.functional's counterpart
 from . import function  # noqa: F401 - torch.autograd.function's counterpart
 from .function import Function
+from .mutation_check import (detect_mutation, get_version_check,  # noqa: F401
+                             is_mutation_detection_enabled, set_version_check)
 
 __all__ = ["backward", "grad", "gradcheck", "GradcheckError", "gradgradcheck", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "Function", "inference_mode", "detect_anomaly",
-           "set_detect_anomaly"]
+           "set_detect_anomaly", "detect_mutation", "set_version_check", "get_version_check"]

@@ -668,7 +668,7 @@ class _Outputs:
         self._check(kinds, dirty)
         op = f"{self.cls.__name__}.apply"
         for t in dirty:
-            t._version_counter.bump(op)
+            t._version_counter.bump(op, t._data)
         out = list(raw)
         if node is not None:
             node.outputs = tuple(None if k is None else _Output(o) for o, k in zip(raw, kinds))

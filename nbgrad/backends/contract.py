@@ -61,6 +61,12 @@ class Backend(Protocol):
     def may_share_memory(self, a, b):
         """Whether ``a`` and ``b`` may overlap in memory (False only when they surely do not)."""
 
+    def kernel_argument(self, a):
+        """``a`` as a user's Numba kernel takes it (``nbgrad.kernel``), sharing its memory."""
+
+    def checksum(self, a):
+        """A 64-bit checksum of ``a``'s elements and their positions (one pass; an int)."""
+
     def memory_stats(self):
         """The caching allocator's counters, as a dict."""
 
@@ -208,6 +214,31 @@ class Backend(Protocol):
         """The integer dtype ``max_pool_step`` records the offsets of windows
         of ``count`` offsets in (the smallest that serves, or int64)."""
 
+    # -- recurrent cells (fused steps; see backends/recurrent_source.py) ----------
+    def lstm_cell_forward(self, gi, gh, c, hc, ws):
+        """One LSTM step from the step's products ``gi``/``gh`` (B, 4H) and the
+        cell state ``c`` (B, H): [h | c] into ``hc`` (B, 2H), the gates and
+        tanh(c) into ``ws`` (B, 5H). 2-D operands, rows contiguous."""
+
+    def lstm_cell_backward(self, dhc, dh, dc, c, ws, dgates, dc_prev):
+        """Its gradients: from ``dhc`` (B, 2H) plus the recurrent ``dh``/``dc``
+        (B, H), the gates' gradient into ``dgates`` (B, 4H) (both products')
+        and the previous cell state's into ``dc_prev``."""
+
+    def gru_cell_forward(self, gi, gh, h, h_out, ws):
+        """One GRU step (``gh`` holds b_hh): the new state into ``h_out`` (B, H),
+        r, z, n and gh_n into ``ws`` (B, 4H)."""
+
+    def gru_cell_backward(self, dh_out, dh, h, ws, dgi, dgh, dh_prev):
+        """Its gradients: both products' into ``dgi``/``dgh`` (B, 3H), the
+        previous state's direct part into ``dh_prev``."""
+
+    def rnn_cell_forward(self, gi, gh, h_out, relu):
+        """``h_out = tanh(gi + gh)`` (or relu)."""
+
+    def rnn_cell_backward(self, dh_out, dh, h, dgates, relu):
+        """``dgates = (dh_out + dh) * activation'`` from the step's output ``h``."""
+
     # -- layers and losses -------------------------------------------------------
     def column_sums(self, a):
         """The sums over axis 0 of a 2-D array (a layer's bias gradient), the
@@ -228,6 +259,34 @@ class Backend(Protocol):
         """``out[i, index[i, 0]] = values[i]`` for every row of a 2-D ``out``, or
         ``values`` itself in every row where it is one NumPy scalar."""
 
+    # -- normalization (issue 16): fused kernels, see backends/cpu/normalization.py.
+    # Rows: ``x`` (R, D), statistics per row; the affine parameter of (r, d) is
+    # channel (r % groups) * (D // inner) + d // inner. Channels: ``x`` (A, C, B),
+    # statistics per channel. All arrays C-contiguous, statistics in x's dtype.
+    def norm_row_stats(self, x, eps, rms):
+        """``(mean, rstd)`` per row: rstd = 1 / sqrt(var + eps) (rms: mean 0, mean square)."""
+
+    def norm_row_forward(self, x, mean, rstd, weight, bias, groups, inner):
+        """``(x - mean) * rstd * weight + bias`` (weight, bias None: left out), one pass."""
+
+    def norm_row_backward(self, grad, x, mean, rstd, weight, groups, inner, rms, want_dx):
+        """``(dx or None, dw, db)``: the input gradient, and per channel (groups *
+        D // inner of them) the sums of ``grad * xhat`` and of ``grad``."""
+
+    def norm_channel_stats(self, x, eps):
+        """``(mean, biased var, rstd)`` per channel of (A, C, B) ``x``."""
+
+    def norm_running_update(self, running, batch, momentum, scale):
+        """In place: ``running = (1 - momentum) * running + momentum * scale * batch``
+        (a running statistic; both 1-D of one dtype)."""
+
+    def norm_channel_forward(self, x, mean, rstd, weight, bias):
+        """``(x - mean[c]) * rstd[c] * weight[c] + bias[c]``, one pass."""
+
+    def norm_channel_backward(self, grad, x, mean, rstd, weight, train, want_dx):
+        """``(dx or None, dw, db)`` of batch norm; ``train``: the statistics were
+        the batch's (their gradient flows into dx), else fixed running ones."""
+
     # -- optimizers ----------------------------------------------------------------
     update_foreach_below: int
     """Parameters of fewer elements may be updated together, in one
@@ -242,6 +301,124 @@ class Backend(Protocol):
     def optimizer_update_foreach(self, update, arrays, scalars):
         """``optimizer_update`` of several parameters, in order: each of ``arrays``
         is a tuple (one array per parameter) of writeable arrays of one type."""
+
+    # -- issue 15: gathers, scatters, sorting and selection ----------------------
+    # (nbgrad/ops/scatter.py, sorting.py; CPU: backends/cpu/indexing.py,
+    # sorting.py; CUDA: backends/cuda/indexing.py)
+    def gather_along(self, a, indices, axis):
+        """PyTorch's gather: a new C-contiguous array of ``indices``' shape,
+        ``out[i] = a[i with the axis coordinate replaced by indices[i]]``
+        (``indices``: of this backend, integer, in range, no larger than ``a``
+        apart from ``axis``; it may be a broadcast view)."""
+
+    def scatter_along(self, a, indices, values, axis, reduce=None):
+        """In place, over ``indices``' shape: ``a[i, axis -> indices[i]] =
+        values[i]``, or combined with what is there by ``reduce`` ("sum",
+        "prod", "amax", "amin"; repeated indices accumulate). ``values``: an
+        array of ``indices``' shape (a view, maybe broadcast) or a NumPy scalar
+        of ``a``'s dtype."""
+
+    def first_out_of_range(self, indices, low, high):
+        """The first element of ``indices`` (C order) outside [low, high), as
+        a Python int, or None when all are in range."""
+
+    def nonzero(self, a):
+        """The coordinates of the nonzero elements (NaN counts), (count, ndim)
+        int64, laid out as PyTorch's (each dim's coordinates contiguous)."""
+
+    def sort_along(self, a, axis, descending=False):
+        """``(values, indices)`` of ``a`` sorted stably along ``axis`` (NaN
+        after everything, or first when ``descending``): new C-contiguous
+        arrays, indices int64."""
+
+    def topk_along(self, a, k, axis, largest=True):
+        """``(values, indices)`` of the ``k`` largest (smallest) elements along
+        ``axis``, best first (NaN the largest)."""
+
+    def searchsorted(self, boundaries, values, right):
+        """int64 insertion positions of ``values`` in the sorted rows of
+        ``boundaries`` (1-D: one row for all; else rows matching ``values``'
+        leading dims): before equal elements, or after them with ``right``."""
+
+    def histc(self, a, bins, low, high):
+        """The counts, in ``a``'s dtype, of ``a``'s elements in ``bins`` equal
+        bins over [low, high] (high in the last; others, NaN, not counted)."""
+
+    def unique(self, a, return_inverse, return_counts, consecutive=False):
+        """``(values, inverse, counts)`` of the flattened ``a`` (None where not
+        asked for): sorted distinct values (NaNs each distinct), or with
+        ``consecutive`` one per run of equal elements; ``inverse`` int64 of
+        ``a``'s shape, ``counts`` int64."""
+
+    # -- issue 15: products, scans and selections, dense linear algebra ----------
+    # (nbgrad/ops/statistics.py, scans.py, linalg_dense.py; CPU: backends/cpu/scans.py,
+    # selection.py, linalg.py; CUDA: backends/cuda/scans.py, linalg.py)
+    def reduce_prod(self, a, axis=None, keepdims=False, dtype=None):
+        """The product over ``axis``, in ``dtype`` if given (int64 for bool and
+        integer inputs, as ``reduce_sum``)."""
+
+    def cumulative(self, a, axis, op, dtype=None, reverse=False):
+        """The inclusive scan of ``op`` ("sum" or "prod") along one ``axis``
+        (from the end with ``reverse``), in ``dtype`` (``a``'s when None; ``a``
+        is cast to it first), accumulated in float64 for floats and int64 for
+        integers: a new C-contiguous array."""
+
+    def cumulative_extremum(self, a, axis, op):
+        """``(values, indices)`` of the running ``op`` ("max" or "min") along
+        ``axis``: a later element takes over when it is NaN or, the running
+        value being no NaN, ``>=`` (``<=``) it, as PyTorch's cummax/cummin.
+        New C-contiguous arrays; indices int64."""
+
+    def median_with_indices(self, a, axis, ignore_nan=False):
+        """``(values, indices)`` of the lower median along ``axis`` (removed):
+        a NaN gives NaN (the first one's position), or, with ``ignore_nan``, is
+        left out (a line of NaNs gives NaN at position 0). Of tied values, the
+        position a stable sort puts at the median's place."""
+
+    def mode_with_indices(self, a, axis):
+        """``(values, indices)`` of the most frequent value along ``axis``
+        (removed): of equally frequent values the smallest, at its last position."""
+
+    def reduce_median(self, a, ignore_nan=False):
+        """The lower median of all elements of ``a`` (a 0-d array; NaN as
+        ``median_with_indices``)."""
+
+    def linalg_inv(self, a):
+        """``(inverses, info)`` for the square matrices of ``a`` (..., n, n):
+        ``info`` a host int64 array of the batch shape, LAPACK getrf's (0, or
+        the 1-based index of the first zero pivot: the inverses are then None)."""
+
+    def linalg_solve(self, a, b):
+        """``(X, info)`` with ``a @ X == b`` for ``b`` (..., n, k) of ``a``'s batch
+        shape; ``info`` as ``linalg_inv``'s."""
+
+    def linalg_det(self, a):
+        """The determinants of the square matrices of ``a``."""
+
+    def fused_var(self, x, axes, dof):
+        """The sum of squared deviations from the mean over ``axes``, divided by
+        ``dof``, in one pass per row (reduced dims removed); or None."""
+
+    def fused_logsumexp(self, x, axes):
+        """``log(sum(exp(x)))`` over ``axes``, shifted by the maximum, in one
+        pass per row (reduced dims removed); or None."""
+
+    # -- issue 15: random numbers, drawn where the array lives --------------------
+    def random_stream(self, seed, stream=None):
+        """A stream of random numbers seeded with ``seed`` (an int in [0, 2**64));
+        ``stream``: one of this backend's to reseed (the CPU's in place)."""
+
+    def random_fill(self, stream, shape, dtype, kind, a=0.0, b=1.0):
+        """A new C-contiguous array drawn from ``stream``: ``kind`` "uniform" [a, b),
+        "normal" (mean a, std b), "bernoulli" (p a), "exponential" (rate a),
+        "geometric" (p a), "cauchy" (median a, scale b), "log_normal" (a, b of the
+        log), "integers" [a, b)."""
+
+    def random_state(self, stream):
+        """The stream's state as a host uint8 NumPy array."""
+
+    def set_random_state(self, stream, state):
+        """Restore a state ``random_state`` gave; False if its size is wrong."""
 
 
 class CudaBackend(Backend, Protocol):

@@ -101,11 +101,34 @@ RULES = {
     builtins.max: _rule(x="({dx} if {x} >= {y} else sm.zero({dx}))",
                         y="(sm.zero({dy}) if {x} >= {y} else {dy})"),
     math.copysign: _rule(x="({dx} if ({x} >= 0) == ({v} >= 0) else -{dx})"),
+    # issue 15's scalar math
+    sm.log2: _rule(x="{dx} / ({x} * 0.6931471805599453)"),
+    sm.log10: _rule(x="{dx} / ({x} * 2.302585092994046)"),
+    sm.exp2: _rule(x="{dx} * ({v} * 0.6931471805599453)"),
+    sm.sinh: _rule(x="{dx} * sm.cosh({x})"),
+    sm.cosh: _rule(x="{dx} * sm.sinh({x})"),
+    sm.asinh: _rule(x="{dx} / sm.sqrt({x} * {x} + ONE)"),
+    sm.acosh: _rule(x="{dx} / sm.sqrt({x} * {x} - ONE)"),
+    sm.atanh: _rule(x="{dx} / (ONE - {x} * {x})"),
+    sm.atan: _rule(x="{dx} / ({x} * {x} + ONE)"),
+    sm.asin: _rule(x="{dx} / sm.sqrt(ONE - {x} * {x})"),
+    sm.acos: _rule(x="-{dx} / sm.sqrt(ONE - {x} * {x})"),
+    sm.erf: _rule(x="{dx} * (1.1283791670955126 * sm.exp(-({x} * {x})))"),
+    sm.erfc: _rule(x="{dx} * (-1.1283791670955126 * sm.exp(-({x} * {x})))"),
+    sm.erfinv: _rule(x="{dx} * (0.886226925452758 * sm.exp({v} * {v}))"),
+    sm.atan2: _rule(x="{dx} * {y} / ({x} * {x} + {y} * {y})",
+                    y="-{dy} * {x} / ({x} * {x} + {y} * {y})"),
+    sm.hypot: _rule(x="{dx} * ({x} / {v})", y="{dy} * ({y} / {v})"),
+    sm.copysign: _rule(x="({dx} if sm.copysign(ONE, {x}) == sm.copysign(ONE, {v}) else -{dx})"),
+    sm.fmod: _rule(x="{dx}", y="(-sm.trunc({x} / {y}) * {dy})"),
+    sm.remainder: _rule(x="{dx}", y="(-sm.floor_divide({x}, {y}) * {dy})"),
 }
 # Piecewise constant: their tangent is zero.
 _CONSTANT = {sm.zero, math.floor, math.ceil, math.trunc, builtins.round, math.isnan,
              math.isinf, math.isfinite, builtins.int, builtins.bool, np.sign, np.isnan,
-             np.isinf, np.isfinite, np.floor, np.ceil, np.trunc}
+             np.isinf, np.isfinite, np.floor, np.ceil, np.trunc,
+             sm.floor, sm.ceil, sm.trunc, sm.rint, sm.sign, sm.floor_divide, sm.bitwise_not,
+             sm.left_shift, sm.right_shift}
 # Casts: the tangent is cast alike.
 _CASTS = {builtins.float, np.float32, np.float64}
 

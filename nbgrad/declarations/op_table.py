@@ -148,6 +148,154 @@ def _check_relu(args):
         raise RuntimeError("Boolean inputs not supported for relu")
 
 
+# -- issue 15: more elementwise ops ------------------------------------------------------------
+_TWO32 = np.float32(2)
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_HALF_SQRT_PI = 0.886226925452758
+
+_TYPE_WORDS = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool",
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def _promoted(kinds):
+    """The dtype PyTorch's TensorIterator computes in, from a check's kinds
+    (tensors as dtypes, numbers as they are)."""
+    tensor = number = None
+    for k in kinds:
+        if isinstance(k, dtypes.dtype):
+            tensor = k if tensor is None else dtypes.promote_types(tensor, k)
+        elif k is not None:
+            d = dtypes.scalar_dtype(k)
+            number = d if number is None else dtypes.promote_types(number, d)
+    if tensor is None:
+        return number
+    if number is None or number.category <= tensor.category:
+        return tensor
+    return dtypes.get_default_dtype() if number.is_floating_point else number
+
+
+def _not_implemented(kernel, dtype):
+    return NotImplementedError(f'"{kernel}" not implemented for '
+                               f"'{_TYPE_WORDS.get(dtype.name, dtype.name)}'")
+
+
+def _refuse(kernel, *, bool_=True, integer=False, floating=False):
+    """A check refusing the computation dtypes PyTorch has no kernel for."""
+    def check(args):
+        d = _promoted(args)
+        if d is None:
+            return None
+        if (d is dtypes.bool_ and bool_) or (floating and d.is_floating_point) or (
+                integer and d is not dtypes.bool_ and not d.is_floating_point):
+            raise _not_implemented(kernel, d)
+        return None
+    return check
+
+
+def _on_input(check):
+    """``check`` of the first input alone (the others are the op's own numbers)."""
+    return lambda args: check(args[:1])
+
+
+def _check_lerp(args):
+    kind = "lerp_kernel_tensor" if isinstance(args[2], dtypes.dtype) else "lerp_kernel_scalar"
+    first = args[0]
+    if isinstance(first, dtypes.dtype) and not first.is_floating_point:
+        raise _not_implemented(kind, first)
+    for name, other in (("end", args[1]), ("weight", args[2])):
+        if isinstance(other, dtypes.dtype) and other is not first:
+            words = {"float32": "float", "float64": "double", "int64": "long int",
+                     "bool": "bool"}
+            raise RuntimeError(f"expected dtype {words.get(first.name, first.name)} for "
+                               f"`{name}` but got dtype {words.get(other.name, other.name)}")
+
+
+_ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * nbgrad.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes.")
+
+
+def _check_addcdiv(args):
+    t1, t2 = args[1], args[2]
+    if all(isinstance(t, dtypes.dtype) and not t.is_floating_point for t in (t1, t2)):
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    _check_addcmul(args)
+
+
+def _check_addcmul(args):
+    d = _promoted(args[:3])
+    if d is dtypes.bool_:
+        raise _not_implemented("addcmul_cpu_out", d)
+
+
+def _floor_divide_refusal(dtypes_, wanted):
+    # Only floor_divide_ into a tensor that requires grad records a node
+    # (floor_divide itself has no derivative here): PyTorch's backward refuses it
+    return "derivative for aten::floor_divide_ is not implemented"
+
+
+def _remainder_refusal(dtypes_, wanted):
+    # PyTorch's remainder(Scalar, Tensor) has no derivative formula
+    if dtypes_[0] is None and 1 in wanted:
+        return "derivative for aten::remainder is not implemented"
+    return None
+
+
+def _lerp(a, end, weight):
+    # ATen's (vectorized) lerp: fused from the end nearer the weight
+    d = end - a
+    return sm.fma(weight, d, a) if abs(weight) < 0.5 else sm.fma(weight - _ONE32, d, end)
+
+
+def _logaddexp(a, b):
+    # ATen's: max + log1p(exp(-|a - b|)); equal infinities give themselves
+    m = a if (a >= b or b != b) else b
+    same_inf = (a == b) and (a - a != a - a)
+    return a if same_inf else m + sm.log1p(sm.exp(-abs(a - b)))
+
+
+def _xlogy(a, b):
+    return b if b != b else (sm.zero(a) if a == 0 else a * sm.log(b))
+
+
+def _xlogy_self_grad(g, a, b):
+    # PyTorch's xlogy(grad, other).masked_fill((self == 0) & (other <= 0), 0)
+    return sm.zero(g) if (a == 0 and b <= 0) else _xlogy(g, b)
+
+
+def _nan_to_num(a, nan, posinf, neginf):
+    return nan if a != a else (posinf if a == INF else (neginf if a == -INF else a))
+
+
+def _round_decimals(a, ten, flip):
+    # ATen's: nearbyint(x * 10**d) / 10**d, or nearbyint(x / 10**-d) * 10**-d for d < 0
+    return sm.rint(a / ten) * ten if flip else sm.rint(a * ten) / ten
+
+
+def _isclose(a, b, rtol, atol, equal_nan):
+    close = (a == b) | ((equal_nan != 0) & (a != a) & (b != b))
+    error = abs(a - b)
+    return close | ((error - error == 0) & (error <= atol + abs(rtol * b)))
+
+
+def _atan2_recip(a, b):
+    # PyTorch's 1 / (a * a + b * b), 0 where that is 0 (its gradient is then 0, or nan for g = inf)
+    d = a * a + b * b
+    return sm.zero(d) if d == 0 else _ONE32 / d
+
+
+def _copysign_grad(g, a, out):
+    # PyTorch's grad * (result / self).masked_fill(self == 0, 0): a product
+    return g * (sm.zero(out) if a == 0 else out / a)
+
+
 ROWS = [
     Row("neg", lambda a: -a, {"a": lambda g: -g}, check=_check_neg),
     Row("add", lambda a, b: a + b, {"a": lambda g: g, "b": lambda g: g}),
@@ -196,6 +344,16 @@ ROWS = [
          "lo": lambda g, a, lo, hi: g if (a < lo and lo < hi) else sm.zero(g),
          "hi": lambda g, a, lo, hi: g if (a > hi or hi < lo) else sm.zero(g)},
         scalars=("lo", "hi"), wraps_numbers=False),
+    # clamp_min/clamp_max (issue 15): one bound, PyTorch's own nodes
+    # (ClampMinBackward: where(a >= lo, g, 0) and where(a < lo, g, 0)).
+    Row("clamp_min", lambda a, lo: lo if (a < lo or lo != lo) else a,
+        {"a": lambda g, a, lo: g if a >= lo else sm.zero(g),
+         "lo": lambda g, a, lo: g if a < lo else sm.zero(g)},
+        scalars=("lo",), wraps_numbers=False),
+    Row("clamp_max", lambda a, hi: hi if (a > hi or hi != hi) else a,
+        {"a": lambda g, a, hi: g if a <= hi else sm.zero(g),
+         "hi": lambda g, a, hi: g if a > hi else sm.zero(g)},
+        scalars=("hi",), wraps_numbers=False),
     Row("where", lambda condition, a, b: a if condition else b,
         {"a": lambda g, condition: g if condition else sm.zero(g),
          "b": lambda g, condition: sm.zero(g) if condition else g},
@@ -211,6 +369,132 @@ ROWS = [
         result="self", method=False),
     Row("fill", lambda a, value: value, {"a": lambda g: sm.zero(g), "value": lambda g: g},
         result="self", method=False, scalars=("value",)),
+    # -- issue 15 --------------------------------------------------------------------------
+    Row("rsqrt", lambda a: _ONE32 / sm.sqrt(a),
+        {"a": lambda g, out: (-_HALF32 * g) * (out * out * out)}, result="float",
+        domain=(0.5, 2.0)),
+    Row("log1p", lambda a: sm.log1p(a), {"a": lambda g, a: g / (a + _ONE32)}, result="float",
+        domain=(-0.5, 2.0)),
+    Row("expm1", lambda a: sm.expm1(a), {"a": lambda g, out: g * (out + _ONE32)},
+        result="float"),
+    Row("log2", lambda a: sm.log2(a), {"a": lambda g, a: g / (a * _LN2)}, result="float",
+        domain=(0.1, 4.0)),
+    Row("log10", lambda a: sm.log10(a), {"a": lambda g, a: g / (a * _LN10)}, result="float",
+        domain=(0.1, 4.0)),
+    Row("exp2", lambda a: sm.exp2(a), {"a": lambda g, out: g * (out * _LN2)}, result="float"),
+    Row("square", lambda a: a * a, {"a": lambda g, a: g * (_TWO32 * a)}, title="Pow"),
+    Row("sign", lambda a: sm.sign(a), {"a": lambda g: sm.zero(g)}),
+    Row("sgn", lambda a: sm.sign(a), {"a": lambda g: sm.zero(g)}),
+    Row("floor", lambda a: sm.floor(a), {"a": lambda g: sm.zero(g)},
+        check=_refuse("floor_vml_cpu")),
+    Row("ceil", lambda a: sm.ceil(a), {"a": lambda g: sm.zero(g)}, check=_refuse("ceil_vml_cpu")),
+    Row("round", lambda a: sm.rint(a), {"a": lambda g: sm.zero(g)},
+        check=_refuse("round_vml_cpu")),
+    # round(decimals=d): ten = 10**|d|, flip for d < 0 (nbgrad.ops.pointwise passes them)
+    Row("round_decimals", _round_decimals, {"a": lambda g: sm.zero(g)},
+        check=_on_input(_refuse("round_cpu", integer=True)), method=False, title="Round",
+        scalars=("ten", "flip"), wraps_numbers=False),
+    Row("trunc", lambda a: sm.trunc(a), {"a": lambda g: sm.zero(g)},
+        check=_refuse("trunc_vml_cpu")),
+    Row("frac", lambda a: a - sm.trunc(a), {"a": lambda g: g},
+        check=_refuse("frac_cpu", integer=True)),
+    Row("erf", lambda a: sm.erf(a),
+        {"a": lambda g, a: g * (_TWO_OVER_SQRT_PI * sm.exp(-(a * a)))}, result="float"),
+    Row("erfc", lambda a: sm.erfc(a),
+        {"a": lambda g, a: g * (-_TWO_OVER_SQRT_PI * sm.exp(-(a * a)))}, result="float"),
+    Row("erfinv", lambda a: sm.erfinv(a),
+        {"a": lambda g, out: g * (_HALF_SQRT_PI * sm.exp(out * out))}, result="float",
+        domain=(-0.9, 0.9)),
+    Row("atan", lambda a: sm.atan(a), {"a": lambda g, a: g / (a * a + _ONE32)}, result="float"),
+    Row("asin", lambda a: sm.asin(a), {"a": lambda g, a: g / sm.sqrt(_ONE32 - a * a)},
+        result="float", domain=(-0.9, 0.9)),
+    Row("acos", lambda a: sm.acos(a), {"a": lambda g, a: -g / sm.sqrt(_ONE32 - a * a)},
+        result="float", domain=(-0.9, 0.9)),
+    Row("sinh", lambda a: sm.sinh(a), {"a": lambda g, a: g * sm.cosh(a)}, result="float"),
+    Row("cosh", lambda a: sm.cosh(a), {"a": lambda g, a: g * sm.sinh(a)}, result="float"),
+    Row("asinh", lambda a: sm.asinh(a), {"a": lambda g, a: g / sm.sqrt(a * a + _ONE32)},
+        result="float"),
+    Row("acosh", lambda a: sm.acosh(a), {"a": lambda g, a: g / sm.sqrt(a * a - _ONE32)},
+        result="float", domain=(1.1, 4.0)),
+    Row("atanh", lambda a: sm.atanh(a), {"a": lambda g, a: g / (_ONE32 - a * a)},
+        result="float", domain=(-0.9, 0.9)),
+    Row("atan2", lambda a, b: sm.atan2(a, b),
+        {"a": lambda g, a, b: g * b * _atan2_recip(a, b),
+         "b": lambda g, a, b: g * -a * _atan2_recip(a, b)},
+        result="float", tensors=("input", "other"), domain=(0.5, 2.0)),
+    Row("hypot", lambda a, b: sm.hypot(a, b),
+        {"a": lambda g, a, out: g * a / out, "b": lambda g, b, out: g * b / out},
+        tensors=("input", "other"), check=_refuse("hypot_cpu", integer=True)),
+    Row("fmod", lambda a, b: sm.fmod(a, b),
+        {"a": lambda g: g, "b": lambda g, a, b: -g * sm.trunc(a / b)},
+        check=_refuse("fmod_cpu"), domain=(0.5, 4.0)),
+    Row("remainder", lambda a, b: sm.remainder(a, b),
+        {"a": lambda g: g, "b": lambda g, a, b: -g * sm.floor_divide(a, b)},
+        check=_refuse("remainder_cpu"), domain=(0.5, 4.0), backward_refusal=_remainder_refusal),
+    # PyTorch records floor_divide and its backward refuses ("derivative for
+    # aten::floor_divide is not implemented"); here it records nothing.
+    Row("floor_divide", lambda a, b: sm.floor_divide(a, b), check=_refuse("div_floor_cpu"),
+        domain=(0.5, 4.0), backward_refusal=_floor_divide_refusal),
+    Row("lerp", _lerp,
+        {"a": lambda g, weight: g * (_ONE32 - weight), "end": lambda g, weight: g * weight,
+         "weight": lambda g, a, end: g * (end - a)},
+        check=_check_lerp, tensors=("input", "end")),
+    # addcmul/addcdiv(input, tensor1, tensor2, *, value=1): nbgrad.ops.pointwise
+    # casts value to the tensors' dtype first (PyTorch's Scalar does not promote)
+    Row("addcmul", lambda a, t1, t2, value: sm.fma(value * t1, t2, a),  # ATen's, fused
+        {"a": lambda g: g, "t1": lambda g, t2, value: g * t2 * value,
+         "t2": lambda g, t1, value: g * t1 * value},
+        check=_check_addcmul, method=False, scalars=("value",), wraps_numbers=False,
+        tensors=("input", "tensor1", "tensor2")),
+    Row("addcdiv", lambda a, t1, t2, value: a + value * t1 / t2,
+        {"a": lambda g: g, "t1": lambda g, t2, value: g * (value / t2),
+         "t2": lambda g, t1, t2, value: -g * value * t1 / (t2 * t2)},
+        check=_check_addcdiv, method=False, scalars=("value",), wraps_numbers=False,
+        tensors=("input", "tensor1", "tensor2"),
+        domain=(0.5, 2.0)),
+    Row("logaddexp", _logaddexp,
+        {"a": lambda g, a, b: g / (_ONE32 + sm.exp(b - a)),
+         "b": lambda g, a, b: g / (_ONE32 + sm.exp(a - b))},
+        tensors=("input", "other"), check=_refuse("logaddexp_cpu", integer=True)),
+    Row("xlogy", _xlogy, {"a": _xlogy_self_grad, "b": lambda g, a, b: g * a / b},
+        result="float", domain=(0.5, 2.0)),
+    Row("copysign", lambda a, b: sm.copysign(a, b),
+        {"a": _copysign_grad, "b": lambda g: sm.zero(g)}, result="float"),
+    Row("nan_to_num", _nan_to_num, {"a": lambda g, a: g * (_ONE32 if a - a == 0 else sm.zero(g))},
+        method=False, scalars=("nan", "posinf", "neginf"), wraps_numbers=False, title="NanToNum"),
+    Row("isnan", lambda a: a != a, result="bool"),
+    Row("isinf", lambda a: (a == INF) | (a == -INF), result="bool"),
+    Row("isfinite", lambda a: (a == a) & (a != INF) & (a != -INF), result="bool"),
+    Row("isclose", _isclose, result="bool", method=False, tensors=("input", "other"),
+        scalars=("rtol", "atol", "equal_nan"), wraps_numbers=False),
+    Row("logical_and", lambda a, b: (a != 0) & (b != 0), result="bool",
+        tensors=("input", "other")),
+    Row("logical_or", lambda a, b: (a != 0) | (b != 0), result="bool", tensors=("input", "other")),
+    Row("logical_xor", lambda a, b: (a != 0) != (b != 0), result="bool",
+        tensors=("input", "other")),
+    Row("logical_not", lambda a: a == 0, result="bool"),
+    Row("bitwise_and", lambda a, b: a & b, check=_refuse("bitwise_and_cpu", bool_=False,
+                                                         floating=True)),
+    Row("bitwise_or", lambda a, b: a | b, check=_refuse("bitwise_or_cpu", bool_=False,
+                                                        floating=True)),
+    Row("bitwise_xor", lambda a, b: a ^ b, check=_refuse("bitwise_xor_cpu", bool_=False,
+                                                         floating=True)),
+    Row("bitwise_not", lambda a: sm.bitwise_not(a),
+        check=_refuse("bitwise_not_cpu", bool_=False, floating=True)),
+    Row("bitwise_left_shift", lambda a, b: sm.left_shift(a, b),
+        check=_refuse("lshift_cpu", floating=True)),
+    Row("bitwise_right_shift", lambda a, b: sm.right_shift(a, b),
+        check=_refuse("rshift_cpu", floating=True)),
+    # fmax/fmin: a NaN loses to a number (both NaN: NaN). Ties give a, and all
+    # of the gradient, as PyTorch's masked_fill((a >= b) | isnan(b), ...) pair.
+    Row("fmax", lambda a, b: a if (a >= b or b != b) else b,
+        {"a": lambda g, a, b: g if (a >= b or b != b) else sm.zero(g),
+         "b": lambda g, a, b: sm.zero(g) if (a >= b or b != b) else g},
+        tensors=("input", "other")),
+    Row("fmin", lambda a, b: a if (a <= b or b != b) else b,
+        {"a": lambda g, a, b: g if (a <= b or b != b) else sm.zero(g),
+         "b": lambda g, a, b: sm.zero(g) if (a <= b or b != b) else g},
+        tensors=("input", "other")),
 ]
 
 BY_NAME = {row.name: row for row in ROWS}

@@ -13,6 +13,12 @@ Public API (all plain Python functions, meant to be jitted by the caller)::
     pow(x, y), pow_f32, pow_f64                              # see "pow" below
     zero(x)                                                  # 0 of x's type
     sqrt(x)                                                  # math.sqrt, nan below 0
+    log2, log10, exp2, sinh, cosh, asinh, acosh, atanh,      # float32 vectorized in
+    atan, asin, acos, atan2, hypot                           #   double; float64 libm
+    erf, erfc, erfinv                                        # libm (erfinv: PyTorch's)
+    floor, ceil, trunc, rint, sign, copysign, fma            # floats and integers
+    fmod, remainder, floor_divide                            # C's / Python's / floor
+    bitwise_not, left_shift, right_shift                     # integers (PyTorch's shifts)
 
 * Generic ``f(x)`` dispatches on the Numba type of ``x`` (float32 / float64;
   integers and bools go through float64, as NumPy does) via ``overload``.
@@ -37,6 +43,13 @@ tests/backends/test_scalar_math.py:
              sigmoid 2.40  sin 0.55  cos 0.55
     float64  exp 0.97  expm1 1.82  log 0.83  log1p 0.81  tanh 2.54
              sigmoid 2.33  sin 1.50  cos 1.49  (relative error <= 3.5e-16)
+
+    float32, evaluated in double and rounded once (python -m
+    kernels.math_study --more, 8e6 samples each): log2 log10 exp2 sinh cosh
+    asinh acosh atanh atan asin acos atan2 hypot all within 0.5 ulp + 2**-20
+    (correctly rounded but for rare near-ties); float64 of these, erf, erfc
+    and fmod are libm's; erfinv is PyTorch's algorithm (a rational guess and
+    two Newton steps on libm's erf, in double).
 
 with IEEE edge behaviour as NumPy: inf/nan propagation, signed zeros,
 overflow to inf, gradual underflow, denormal inputs.  sin/cos hold these
@@ -77,6 +90,10 @@ __all__ = [
     "pow", "pow_f32", "pow_f64", "zero", "sqrt",
     "sin_small", "cos_small", "sin_small_f32", "cos_small_f32",
     "sin_small_f64", "cos_small_f64", "TRIG_SMALL_LIMIT",
+    "log2", "log10", "exp2", "sinh", "cosh", "asinh", "acosh", "atanh", "atan", "asin", "acos",
+    "erf", "erfc", "erfinv", "atan2", "hypot", "floor", "ceil", "trunc", "rint", "sign",
+    "copysign", "fmod", "remainder", "floor_divide", "bitwise_not", "left_shift", "right_shift",
+    "fma",
 ]
 
 _f32 = np.float32
@@ -1170,3 +1187,644 @@ def _sqrt(x):
 
 
 sqrt = _public("sqrt", _sqrt, _sqrt, "Square root; nan for x < 0, as NumPy.")
+
+
+# ==========================================================================
+# More elementwise math (issue 15): float32 in double, float64 libm
+# ==========================================================================
+# The float32 versions below evaluate in double precision with plain
+# arithmetic (vectorizable; no libm calls) and round once to float32: every
+# double-precision step carries a relative error near 2**-50, so the float32
+# result is the correctly rounded one but for rare ties (within 0.5 ulp +
+# 2**-20 measured, python -m kernels.math_study --more). The float64
+# versions are libm's (scalar calls, as pow_f64) until double-double
+# versions are written; on a GPU every function is the device library's.
+_target = current_target
+
+_LOG10_2_64 = _f64(0.30102999566398120)
+_PIO2_64 = _f64(1.5707963267948966)
+_PIO6_64 = _f64(0.5235987755982989)
+_PI_64 = _f64(3.141592653589793)
+_SQRT3_64 = _f64(1.7320508075688772)
+_TAN_PI_12_64 = _f64(0.2679491924311227)
+_SINH32_BIG = _f64(90.0)                 # sinh/cosh of float32 overflow below this
+_SIGN32 = _i32(-2147483648)
+_SIGN64 = _i64(-9223372036854775808)
+_ABS32 = _i32(0x7FFFFFFF)
+_ABS64 = _i64(0x7FFFFFFFFFFFFFFF)
+# atan(u) = u + u**3 P(u**2) on |u| <= tan(pi/12): Taylor's coefficients
+# (-1)**k / (2k + 1), truncated after u**19: relative error below 2**-42.
+_ATAN_0 = _f64(-1.0 / 3.0)
+_ATAN_1 = _f64(1.0 / 5.0)
+_ATAN_2 = _f64(-1.0 / 7.0)
+_ATAN_3 = _f64(1.0 / 9.0)
+_ATAN_4 = _f64(-1.0 / 11.0)
+_ATAN_5 = _f64(1.0 / 13.0)
+_ATAN_6 = _f64(-1.0 / 15.0)
+_ATAN_7 = _f64(1.0 / 17.0)
+_ATAN_8 = _f64(-1.0 / 19.0)
+
+
+def _llvm_unary(name):
+    @intrinsic
+    def call(typingctx, a):
+        if isinstance(a, types.Float):
+            def codegen(context, builder, sig, args):
+                fn = builder.module.declare_intrinsic(name, [args[0].type])
+                return builder.call(fn, args)
+            return a(a), codegen
+        return None
+    return call
+
+
+@intrinsic
+def _frem(typingctx, a, b):
+    """C's fmod(a, b) (LLVM's frem; Numba's CPU target has no math.fmod)."""
+    if isinstance(a, types.Float) and a == b:
+        def codegen(context, builder, sig, args):
+            return builder.frem(*args)
+        return a(a, b), codegen
+    return None
+
+
+_floor = _llvm_unary("llvm.floor")
+_ceil = _llvm_unary("llvm.ceil")
+_rint = _llvm_unary("llvm.rint")
+
+
+@_jitable
+def _neg_bit32(x):
+    return _f32(x).view(_i32) < _i32(0)
+
+
+@_jitable
+def _neg_bit64(x):
+    return _f64(x).view(_i64) < _i64(0)
+
+
+@_jitable
+def log2_f32(x):
+    ef, f = _log_reduce_f32d(x)
+    r = _f32(_log2_kernel_f32d(ef, f))
+    ok = (x > _ZERO32) & (x < _INF32)
+    return r if ok else (_NINF32 if x == _ZERO32 else (x if x > _ZERO32 else _NAN32))
+
+
+@_jitable
+def log10_f32(x):
+    ef, f = _log_reduce_f32d(x)
+    r = _f32(_log2_kernel_f32d(ef, f) * _LOG10_2_64)
+    ok = (x > _ZERO32) & (x < _INF32)
+    return r if ok else (_NINF32 if x == _ZERO32 else (x if x > _ZERO32 else _NAN32))
+
+
+@_jitable
+def exp2_f32(x):
+    r = _f32(_exp2_f32d(_f64(x)))
+    return r if x == x else x
+
+
+@_jitable
+def sinh_f32(x):
+    a = abs(_f64(x))
+    e = expm1_f64(a)
+    s = _HALF64 * (e + _div(e, e + _ONE64))
+    r = _f32(_INF64 if a > _SINH32_BIG else s)
+    return -r if _neg_bit32(x) else r
+
+
+@_jitable
+def cosh_f32(x):
+    a = abs(_f64(x))
+    e = exp_f64(a)
+    return _f32(_HALF64 * (e + _div(_ONE64, e)))
+
+
+@_jitable
+def asinh_f32(x):
+    a = abs(_f64(x))
+    a2 = a * a                              # exact
+    r = log1p_f64(a + _div(a2, _ONE64 + math.sqrt(_ONE64 + a2)))
+    r = _f32(a if a == _INF64 else r)
+    return -r if _neg_bit32(x) else r
+
+
+@_jitable
+def acosh_f32(x):
+    xd = _f64(x)
+    t = xd - _ONE64                          # exact
+    r = log1p_f64(t + math.sqrt(t * (xd + _ONE64)))
+    return _f32(r if xd >= _ONE64 else _NAN64)
+
+
+@_jitable
+def atanh_f32(x):
+    a = abs(_f64(x))
+    r = _f32(_HALF64 * log1p_f64(_div(a + a, _ONE64 - a)))
+    return -r if _neg_bit32(x) else r
+
+
+@_jitable
+def _atan_pos_d(a):
+    """atan(a) for a >= 0 (inf and nan too), in double: 1/a above 1, then
+    atan(t) = pi/6 + atan((t sqrt3 - 1) / (t + sqrt3)) above tan(pi/12)."""
+    inv = a > _ONE64
+    t = _div(_ONE64, a) if inv else a
+    big = t > _TAN_PI_12_64
+    u = _div(_fma(t, _SQRT3_64, -_ONE64), t + _SQRT3_64) if big else t
+    z = u * u
+    p = _fma(z, _ATAN_8, _ATAN_7)
+    p = _fma(p, z, _ATAN_6)
+    p = _fma(p, z, _ATAN_5)
+    p = _fma(p, z, _ATAN_4)
+    p = _fma(p, z, _ATAN_3)
+    p = _fma(p, z, _ATAN_2)
+    p = _fma(p, z, _ATAN_1)
+    p = _fma(p, z, _ATAN_0)
+    r = _fma(u * z, p, u)
+    r = r + _PIO6_64 if big else r
+    return _PIO2_64 - r if inv else r
+
+
+@_jitable
+def atan_f32(x):
+    r = _f32(_atan_pos_d(abs(_f64(x))))
+    return -r if _neg_bit32(x) else r
+
+
+@_jitable
+def _asin_pos_d(a):
+    """asin(a) for a = |x| (nan above 1), in double."""
+    return _atan_pos_d(_div(a, math.sqrt((_ONE64 - a) * (_ONE64 + a))))
+
+
+@_jitable
+def asin_f32(x):
+    r = _f32(_asin_pos_d(abs(_f64(x))))
+    return -r if _neg_bit32(x) else r
+
+
+@_jitable
+def acos_f32(x):
+    r = _asin_pos_d(abs(_f64(x)))
+    return _f32(_PIO2_64 + r if x < _ZERO32 else _PIO2_64 - r)
+
+
+@_jitable
+def atan2_f32(y, x):
+    ax, ay = abs(_f64(x)), abs(_f64(y))
+    q = _ZERO64 if ay == _ZERO64 else _div(ay, ax)
+    both_inf = (ax == _INF64) & (ay == _INF64)
+    r = _PIO4_64 if both_inf else _atan_pos_d(q)
+    r = _PI_64 - r if _neg_bit32(x) else r
+    r = r if (x == x) & (y == y) else _NAN64
+    v = _f32(r)
+    return -v if _neg_bit32(y) else v
+
+
+@_jitable
+def hypot_f32(x, y):
+    xd, yd = _f64(x), _f64(y)
+    r = _f32(math.sqrt(xd * xd + yd * yd))
+    return _INF32 if (abs(x) == _INF32) | (abs(y) == _INF32) else r
+
+
+# libm (float64) and the device library (GPU): scalar calls.
+@_jitable
+def _libm_log2(x):
+    return math.log2(x)
+
+
+@_jitable
+def _libm_log10(x):
+    return math.log10(x)
+
+
+@_jitable
+def _libm_exp2(x):
+    return _TWO64 ** x
+
+
+def _device_exp2(x):
+    return math.exp2(x)
+
+
+def _libm(fn):
+    def call(x):
+        return fn(x)
+    return _jitable(call)
+
+
+_libm_sinh, _libm_cosh = _libm(math.sinh), _libm(math.cosh)
+_libm_asinh, _libm_acosh, _libm_atanh = _libm(math.asinh), _libm(math.acosh), _libm(math.atanh)
+_libm_atan, _libm_asin, _libm_acos = _libm(math.atan), _libm(math.asin), _libm(math.acos)
+_libm_erf, _libm_erfc = _libm(math.erf), _libm(math.erfc)
+
+
+def _device(fn):
+    def call(x):
+        return fn(x)
+    return call
+
+
+log2 = _public("log2", log2_f32, _libm_log2, "Base-2 log; exact at powers of 2.",
+               _device(math.log2))
+log10 = _public("log10", log10_f32, _libm_log10, "Base-10 log.", _device(math.log10))
+exp2 = _public("exp2", exp2_f32, _libm_exp2, "2**x.", _device_exp2)
+sinh = _public("sinh", sinh_f32, _libm_sinh, "Hyperbolic sine.", _device(math.sinh))
+cosh = _public("cosh", cosh_f32, _libm_cosh, "Hyperbolic cosine.", _device(math.cosh))
+asinh = _public("asinh", asinh_f32, _libm_asinh, "Inverse hyperbolic sine.",
+                _device(math.asinh), "arcsinh")
+acosh = _public("acosh", acosh_f32, _libm_acosh, "Inverse hyperbolic cosine; nan below 1.",
+                _device(math.acosh), "arccosh")
+atanh = _public("atanh", atanh_f32, _libm_atanh, "Inverse hyperbolic tangent.",
+                _device(math.atanh), "arctanh")
+atan = _public("atan", atan_f32, _libm_atan, "Arc tangent.", _device(math.atan), "arctan")
+asin = _public("asin", asin_f32, _libm_asin, "Arc sine; nan beyond [-1, 1].",
+               _device(math.asin), "arcsin")
+acos = _public("acos", acos_f32, _libm_acos, "Arc cosine; nan beyond [-1, 1].",
+               _device(math.acos), "arccos")
+
+
+# erf and erfc: libm's (float32: erff), the device library's on a GPU.
+def _interp_erf(x):
+    return type(x)(math.erf(x)) if isinstance(x, np.floating) else math.erf(x)
+
+
+def _interp_erfc(x):
+    return type(x)(math.erfc(x)) if isinstance(x, np.floating) else math.erfc(x)
+
+
+def _public_with(name, impl32, impl64, doc, interp, device=None):
+    """As ``_public``, for functions NumPy has no ufunc of: ``interp`` runs
+    them in the interpreter (the CUDA simulator)."""
+    def stub(x):
+        return interp(x)
+
+    def choose(x):
+        gpu = device is not None and _target() != "cpu"
+        f32, f64 = (device, device) if gpu else (impl32, impl64)
+        if isinstance(x, types.Float):
+            return f32 if x.bitwidth == 32 else (f64 if x.bitwidth == 64 else None)
+        if isinstance(x, (types.Integer, types.Boolean)):
+            def via_f64(x):
+                return f64(_f64(x))
+            return via_f64
+        return None
+
+    stub.__name__ = stub.__qualname__ = "_" + name
+    overload(stub, inline=_on_cpu)(choose)
+
+    def fn(x):
+        return stub(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    fn.__module__ = __name__
+    overload(fn, inline=_on_cpu)(choose)
+    return fn
+
+
+@_jitable
+def _erf32(x):
+    return math.erf(x)
+
+
+@_jitable
+def _erfc32(x):
+    return math.erfc(x)
+
+
+erf = _public_with("erf", _erf32, _libm_erf, "The error function.", _interp_erf,
+                   _device(math.erf))
+erfc = _public_with("erfc", _erfc32, _libm_erfc, "1 - erf(x), accurate for large x.",
+                    _interp_erfc, _device(math.erfc))
+
+# erfinv: PyTorch's calc_erfinv (a rational first guess, then two Newton
+# steps on erf), in double for both dtypes. ``fma`` (defined below) runs in
+# the interpreter too (the CUDA simulator calls this function as it is).
+_ERFINV_A0, _ERFINV_A1 = _f64(0.886226899), _f64(-1.645349621)
+_ERFINV_A2, _ERFINV_A3 = _f64(0.914624893), _f64(-0.140543331)
+_ERFINV_B0, _ERFINV_B1 = _f64(-2.118377725), _f64(1.442710462)
+_ERFINV_B2, _ERFINV_B3 = _f64(-0.329097515), _f64(0.012229801)
+_ERFINV_C0, _ERFINV_C1 = _f64(-1.970840454), _f64(-1.624906493)
+_ERFINV_C2, _ERFINV_C3 = _f64(3.429567803), _f64(1.641345311)
+_ERFINV_D0, _ERFINV_D1 = _f64(3.543889200), _f64(1.637067800)
+_ERFINV_CENTRAL = _f64(0.7)
+_TWO_OVER_SQRT_PI = _f64(1.1283791670955126)
+
+
+@_jitable
+def _erfinv_d(x):
+    y = x
+    a = abs(y)
+    z = y * y
+    num = fma(fma(fma(_ERFINV_A3, z, _ERFINV_A2), z, _ERFINV_A1), z, _ERFINV_A0)
+    dem = fma(fma(fma(fma(_ERFINV_B3, z, _ERFINV_B2), z, _ERFINV_B1), z, _ERFINV_B0), z,
+               _ONE64)
+    central = y * num / dem
+    w = math.sqrt(-math.log((_ONE64 - a) / _TWO64))
+    num = fma(fma(fma(_ERFINV_C3, w, _ERFINV_C2), w, _ERFINV_C1), w, _ERFINV_C0)
+    dem = fma(fma(_ERFINV_D1, w, _ERFINV_D0), w, _ONE64)
+    x = central if a <= _ERFINV_CENTRAL else math.copysign(num, y) / dem
+    x = x - (math.erf(x) - y) / (_TWO_OVER_SQRT_PI * math.exp(-x * x))
+    x = x - (math.erf(x) - y) / (_TWO_OVER_SQRT_PI * math.exp(-x * x))
+    x = math.copysign(_INF64, y) if a == _ONE64 else x
+    return _NAN64 if a > _ONE64 else x
+
+
+@_jitable
+def _erfinv32(x):
+    return _f32(_erfinv_d(_f64(x)))
+
+
+def _interp_erfinv(x):
+    a = abs(float(x))
+    if not a < 1.0:  # Python's math.log(0) raises where the compiled one gives -inf
+        r = math.copysign(math.inf, float(x)) if a == 1.0 else math.nan
+    else:
+        r = _erfinv_d(float(x))
+    return type(x)(r) if isinstance(x, np.floating) else r
+
+
+erfinv = _public_with("erfinv", _erfinv32, _erfinv_d, "The inverse error function: inf "
+                      "at 1, nan beyond [-1, 1].", _interp_erfinv)
+
+
+# ==========================================================================
+# Rounding, signs and remainders: floats and integers
+# ==========================================================================
+def _generic(name, choose, interp, doc, nargs=1):
+    """A function of ``nargs`` arguments whose jitted calls take ``choose``'s
+    implementation (by the Numba types), and ``interp`` in the interpreter."""
+    if nargs == 1:
+        def stub(x):
+            return interp(x)
+
+        def fn(x):
+            return stub(x)
+    elif nargs == 3:
+        def stub(x, y, z):
+            return interp(x, y, z)
+
+        def fn(x, y, z):
+            return stub(x, y, z)
+    else:
+        def stub(x, y):
+            return interp(x, y)
+
+        def fn(x, y):
+            return stub(x, y)
+    stub.__name__ = stub.__qualname__ = "_" + name
+    overload(stub, inline=_on_cpu)(choose)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    fn.__module__ = __name__
+    overload(fn, inline=_on_cpu)(choose)
+    return fn
+
+
+def _identity(x):
+    return x
+
+
+def _rounding(name, intrinsic_fn, device_fn, numpy_fn):
+    def choose(x):
+        if isinstance(x, types.Float):
+            if _target() != "cpu":
+                if device_fn is _cuda_rint:  # libdevice's rint(f): half to even
+                    from numba.cuda import libdevice
+                    f = libdevice.rintf if x.bitwidth == 32 else libdevice.rint
+                    return lambda x: f(x)
+                return lambda x: device_fn(x)
+            return lambda x: intrinsic_fn(x)
+        if isinstance(x, (types.Integer, types.Boolean)):
+            return _identity
+        return None
+
+    def interp(x):
+        return x if isinstance(x, (int, bool, np.integer, np.bool_)) else numpy_fn(x)
+    return _generic(name, choose, interp, f"{name} of a float; integers as they are.")
+
+
+def _cuda_rint(x):
+    return x            # placeholder: rint's GPU version is chosen by bit width (_rint_choose)
+
+
+floor = _rounding("floor", _floor, math.floor, np.floor)
+ceil = _rounding("ceil", _ceil, math.ceil, np.ceil)
+trunc = _rounding("trunc", _trunc, math.trunc, np.trunc)
+rint = _rounding("rint", _rint, _cuda_rint, np.rint)
+
+
+def _sign_choose(x):
+    if isinstance(x, types.Float):
+        one, zero = (_ONE32, _ZERO32) if x.bitwidth == 32 else (_ONE64, _ZERO64)
+
+        def sign(x):
+            return (one if x > zero else zero) - (one if x < zero else zero)
+        return sign
+    if isinstance(x, types.Boolean):
+        return _identity
+    if isinstance(x, types.Integer):
+        return lambda x: (x > 0) - (x < 0)
+    return None
+
+
+def _sign_interp(x):
+    if isinstance(x, (bool, np.bool_)):
+        return x
+    return type(x)(x > 0) - type(x)(x < 0)
+
+
+sign = _generic("sign", _sign_choose, _sign_interp, "-1, 0 or 1 (0 for nan and -0.).")
+
+
+def _copysign_choose(x, y):
+    if isinstance(x, types.Float) and x == y and _target() == "cpu":
+        if x.bitwidth == 32:
+            def copysign32(x, y):
+                bits = _i32(_f32(x).view(_i32) & _ABS32) | _i32(_f32(y).view(_i32) & _SIGN32)
+                return _i32(bits).view(_f32)
+            return copysign32
+
+        def copysign64(x, y):
+            bits = (_f64(x).view(_i64) & _ABS64) | (_f64(y).view(_i64) & _SIGN64)
+            return _i64(bits).view(_f64)
+        return copysign64
+    if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+        return lambda x, y: math.copysign(x, y)
+    return None
+
+
+copysign = _generic("copysign", _copysign_choose, np.copysign,
+                    "|x| with the sign bit of y (nan's too).", 2)
+
+
+def _fmod_choose(x, y):
+    if isinstance(x, types.Float):
+        if _target() == "cpu":
+            return lambda x, y: _frem(x, y)
+        return lambda x, y: math.fmod(x, y)
+    if isinstance(x, (types.Integer, types.Boolean)):
+        def fmod_int(x, y):
+            r = x % y
+            return r - y if (r != 0) & ((r < 0) != (x < 0)) else r
+        return fmod_int
+    return None
+
+
+def _fmod_interp(x, y):
+    if isinstance(x, (np.floating, float)):
+        return np.fmod(x, y)
+    if y == 0:
+        return x ^ x
+    r = x % y
+    return r - y if (r != 0) and ((r < 0) != (x < 0)) else r
+
+
+fmod = _generic("fmod", _fmod_choose, _fmod_interp, "C's remainder: the sign of x.", 2)
+
+
+def _remainder_choose(x, y):
+    if isinstance(x, types.Float):
+        def remainder(x, y):
+            m = fmod(x, y)
+            return m + y if (m != 0) & ((y < 0) != (m < 0)) else m
+        return remainder
+    if isinstance(x, (types.Integer, types.Boolean)):
+        return lambda x, y: x % y
+    return None
+
+
+def _remainder_interp(x, y):
+    if isinstance(x, (np.floating, float)):
+        m = np.fmod(x, y)
+        return m + y if (m != 0) and ((y < 0) != (m < 0)) else m
+    return x ^ x if y == 0 else x % y
+
+
+remainder = _generic("remainder", _remainder_choose, _remainder_interp,
+                     "Python's remainder: the sign of y (PyTorch's formula).", 2)
+
+
+def _floor_divide_choose(x, y):
+    if isinstance(x, types.Float):
+        one, zero, half = ((_ONE32, _ZERO32, _HALF32) if x.bitwidth == 32
+                           else (_ONE64, _ZERO64, _HALF64))
+
+        def floor_divide(x, y):
+            # c10::div_floor_floating, as selects
+            q = _div(x, y)
+            mod = fmod(x, y)
+            div = _div(x - mod, y)
+            div = div - one if (mod != zero) & ((y < zero) != (mod < zero)) else div
+            fd = floor(div)
+            fd = fd + one if div - fd > half else fd
+            fd = fd if div != zero else copysign(zero, q)
+            return q if y == zero else fd
+        return floor_divide
+    if isinstance(x, (types.Integer, types.Boolean)):
+        return lambda x, y: x // y
+    return None
+
+
+def _floor_divide_interp(x, y):
+    if isinstance(x, (np.floating, float)):
+        with np.errstate(all="ignore"):
+            q = x / y
+            if y == 0:
+                return q
+            mod = np.fmod(x, y)
+            div = (x - mod) / y
+            if mod != 0 and (y < 0) != (mod < 0):
+                div -= 1
+            if div != 0:
+                fd = np.floor(div)
+                return fd + 1 if div - fd > 0.5 else fd
+            return np.copysign(type(x)(0), q)
+    return x ^ x if y == 0 else x // y
+
+
+floor_divide = _generic("floor_divide", _floor_divide_choose, _floor_divide_interp,
+                        "Division rounded toward -inf (PyTorch's div_floor).", 2)
+
+
+def _bitwise_not_choose(x):
+    if isinstance(x, types.Boolean):
+        return lambda x: x ^ True
+    if isinstance(x, types.Integer):
+        return lambda x: ~x
+    return None
+
+
+bitwise_not = _generic("bitwise_not", _bitwise_not_choose, np.invert,
+                       "~x for integers, not x for bools.")
+
+
+def _shift_choose(left):
+    def choose(x, y):
+        if not (isinstance(x, types.Integer) and isinstance(y, types.Integer)):
+            return None
+        width = x.bitwidth
+        if left:
+            # PyTorch: 0 for shifts below 0 or of the width and more
+            return lambda x, y: (x ^ x) if (y < 0) | (y >= width) else x << y
+        return lambda x, y: (x >> (width - 1)) if (y < 0) | (y >= width) else x >> y
+    return choose
+
+
+def _shift_interp(left):
+    def interp(x, y):
+        width = np.asarray(x).dtype.itemsize * 8
+        if y < 0 or y >= width:
+            return type(x)(0) if left else x >> type(x)(width - 1)
+        with np.errstate(all="ignore"):
+            return x << y if left else x >> y
+    return interp
+
+
+left_shift = _generic("left_shift", _shift_choose(True), _shift_interp(True),
+                      "x << y; 0 for y < 0 or y >= the width.", 2)
+right_shift = _generic("right_shift", _shift_choose(False), _shift_interp(False),
+                       "x >> y (arithmetic); the sign for y < 0 or y >= the width.", 2)
+
+
+def _atan2_choose(y, x):
+    if isinstance(y, types.Float) and y == x:
+        if _target() != "cpu" or y.bitwidth == 64:
+            return lambda y, x: math.atan2(y, x)
+        return atan2_f32
+    if all(isinstance(t, (types.Float, types.Integer, types.Boolean)) for t in (y, x)):
+        return lambda y, x: math.atan2(_f64(y), _f64(x))
+    return None
+
+
+def _hypot_choose(x, y):
+    if isinstance(x, types.Float) and x == y:
+        if _target() != "cpu" or x.bitwidth == 64:
+            return lambda x, y: math.hypot(x, y)
+        return hypot_f32
+    if all(isinstance(t, (types.Float, types.Integer, types.Boolean)) for t in (x, y)):
+        return lambda x, y: math.hypot(_f64(x), _f64(y))
+    return None
+
+
+atan2 = _generic("atan2", _atan2_choose, np.arctan2, "atan(y / x) in the right quadrant.", 2)
+hypot = _generic("hypot", _hypot_choose, np.hypot, "sqrt(x*x + y*y) without overflow.", 2)
+
+
+def _fma_choose(x, y, z):
+    if isinstance(x, types.Float) and x == y == z:
+        return lambda x, y, z: _fma(x, y, z)
+    if all(isinstance(t, (types.Float, types.Integer, types.Boolean)) for t in (x, y, z)):
+        return lambda x, y, z: x * y + z
+    return None
+
+
+def _fma_interp(x, y, z):
+    return x * y + z   # the interpreter (CUDA simulator): two roundings
+
+
+fma = _generic("fma", _fma_choose, _fma_interp, "x * y + z with one rounding (floats of one "
+               "type; others as x * y + z).", 3)

@@ -27,13 +27,20 @@ class Unflatten(Module):
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for idx, elem in enumerate(unflattened_size):
+            if not isinstance(elem, int):
+                raise TypeError("unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(elem).__name__} at pos {idx}")
         self.dim = dim
-        self.unflattened_size = tuple(unflattened_size)
+        self.unflattened_size = unflattened_size  # kept as given: its repr is PyTorch's
 
     def forward(self, input):
         dim = input._dim(self.dim)
         shape = tuple(input.shape)
-        return input.reshape(shape[:dim] + self.unflattened_size + shape[dim + 1:])
+        return input.reshape(shape[:dim] + tuple(self.unflattened_size) + shape[dim + 1:])
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

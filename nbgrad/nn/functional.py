@@ -10,11 +10,11 @@ from ..ops.reductions import log_softmax as _log_softmax
 from ..ops.reductions import softmax as _softmax
 from ..ops.dual import tangent_rule
 from ..tensor import Tensor
-from . import _conv, _nll
+from . import _conv, _convnd, _nll
 
 _where = op_table.BY_NAME["where"]
 
-_C_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+_C_NAMES = dtypes.TYPE_NAMES  # "Float", "Long", "Half"
 
 
 _POSITIONS = {"input": 1, "weight": 2, "target": 2, "bias": 3}
@@ -109,8 +109,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     (N, C, H, W) or (C, H, W) with ``weight`` (O, C, kh, kw)."""
     _check_tensor("conv2d", input)
     _check_tensor("conv2d", weight, "weight")
-    if groups != 1:
-        raise NotImplementedError("nbgrad's conv2d supports groups=1 only")
+    if groups != 1 or (isinstance(padding, str) and padding not in ("same", "valid")):
+        return _convnd.conv("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if min(stride) < 1:
         raise RuntimeError("non-positive stride is not supported")
@@ -153,6 +153,29 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f'"conv2d" not implemented for \'{_C_NAMES[x.dtype.name]}\'')
     out = _conv.conv2d(x, weight, bias, stride, pads, dilation)
     return out if batched else out.squeeze(0)
+
+
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation) of ``input`` (N, C, L) or (C, L)
+    with ``weight`` (O, C/groups, k)."""
+    return _convnd.conv("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 1-D convolution; ``weight`` (C, O/groups, k)."""
+    return _convnd.conv("conv_transpose1d", input, weight, bias, stride, padding, dilation,
+                        groups, 1, True, output_padding)
+
+
+@tangent_rule()  # forward mode: the Jacobian-vector product from its backward
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 2-D convolution; ``weight`` (C, O/groups, kh, kw)."""
+    return _convnd.conv("conv_transpose2d", input, weight, bias, stride, padding, dilation,
+                        groups, 2, True, output_padding)
 
 
 # ----------------------------------------------------------------- pooling
@@ -321,16 +344,7 @@ def _reduce(loss, reduction):
     return loss
 
 
-def mse_loss(input, target, reduction="mean"):
-    _check_reduction(reduction)
-    _check_tensor("mse_loss", input)
-    _check_tensor("mse_loss", target, "target")
-    if tuple(input.shape) != tuple(target.shape):
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                      f"({input.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=2)
-    diff = input - target
-    return _reduce(diff * diff, reduction)
+# mse_loss: one MseLossBackward node, in functional_loss (imported at the end)
 
 
 def _class_last(input):
@@ -494,3 +508,19 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 __all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "gelu",
            "softmax", "log_softmax", "dropout", "flatten", "mse_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy_with_logits"]
+
+# -- issue 16 items 1, 2, 5: activations, normalization/embedding and losses, in their modules
+from . import functional_activation as _activation  # noqa: E402
+from .functional_activation import *  # noqa: E402,F401,F403
+from . import functional_norm as _norm  # noqa: E402
+from .functional_norm import *  # noqa: E402,F401,F403
+from . import functional_loss as _loss  # noqa: E402
+from .functional_loss import *  # noqa: E402,F401,F403
+
+__all__ += _activation.__all__ + _norm.__all__ + [n for n in _loss.__all__ if n not in __all__]
+
+# -- convolution, pooling, padding, resampling, recurrent, attention (issue 16, items 3-4)
+from . import functional_layers as _layers  # noqa: E402
+from .functional_layers import *  # noqa: E402,F401,F403
+
+__all__ += _layers.__all__ + ["conv1d", "conv_transpose1d", "conv_transpose2d"]

@@ -6,13 +6,15 @@ Parameters, buffers and submodules are registered by attribute assignment;
 import collections
 import warnings
 
+from .. import dtypes
 from ..tape import grad_mode
 from ..ops.copying import to_arguments
 from ..tensor import Tensor
 from ..utils.hooks import BackwardHook, RemovableHandle
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 _StateDict = collections.OrderedDict
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -35,8 +37,13 @@ def _addindent(text, spaces):
 
 
 def _typename(value):
+    """PyTorch's ``torch.typename``: a tensor's type string (``nbgrad.FloatTensor``),
+    otherwise the qualified name of the value's class."""
     if isinstance(value, Tensor):
-        return "nbgrad.Tensor"
+        if hasattr(value, "type"):
+            return value.type()
+        cuda = ".cuda" if value.device.type == "cuda" else ""
+        return f"nbgrad{cuda}.{value.dtype.tensor_type}"
     return type(value).__module__ + "." + type(value).__qualname__ \
         if type(value).__module__ != "builtins" else type(value).__qualname__
 
@@ -240,11 +247,20 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
+        """add_module(name, module) -> None
+
+        Register ``module`` (or None) as the child ``name``: it is then
+        reached as an attribute and by traversal, state dicts and ``to``."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
-        _check_name(name, "module")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
 
     register_module = add_module
@@ -284,11 +300,15 @@ class Module:
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
-                if buffers is not None and name in buffers:
+                if isinstance(value, Buffer) or buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                        "(nbgrad Tensor or None expected)")
-                    buffers[name] = value
+                                        "(nbgrad.nn.Buffer, nbgrad.Tensor or None expected)")
+                    if isinstance(value, Buffer):
+                        persistent = value.persistent
+                    else:
+                        persistent = name not in self._non_persistent_buffers_set
+                    self.register_buffer(name, value, persistent)
                 else:
                     object.__setattr__(self, name, value)
 
@@ -320,10 +340,10 @@ class Module:
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         if memo is None:
             memo = set()
+        if self in memo:
+            return
         if remove_duplicate:
-            if id(self) in memo:
-                return
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, module in self._modules.items():
             if module is None:
@@ -377,23 +397,82 @@ class Module:
             yield buffer
 
     def get_submodule(self, target):
+        """get_submodule(target) -> Module
+
+        The submodule at the dotted path ``target`` (``""``: this module)."""
         if target == "":
             return self
         module = self
         for item in target.split("."):
-            if not isinstance(module, Module) or item not in module._modules:
-                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
-            module = module._modules[item]
+            if not hasattr(module, item):
+                raise AttributeError(module._get_name() + " has no attribute `" + item + "`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
         return module
 
+    def set_submodule(self, target, module, strict=False):
+        """set_submodule(target, module, strict=False) -> None
+
+        Put ``module`` at the dotted path ``target``; with ``strict``, only
+        where a submodule is already."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def get_parameter(self, target):
+        """get_parameter(target) -> Parameter
+
+        The parameter at the dotted path ``target``."""
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
-        if name not in module._parameters:
-            raise AttributeError(f"`{name}` is not an nn.Parameter")
-        return module._parameters[name]
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        """get_buffer(target) -> Tensor
+
+        The buffer at the dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        buffer = getattr(module, name)
+        if name not in module._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return buffer
+
+    def get_extra_state(self):
+        """get_extra_state() -> object
+
+        Override (with ``set_extra_state``) to save more than parameters and
+        buffers: the value goes into the state dict as ``<prefix>_extra_state``."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called.")
+
+    def set_extra_state(self, state):
+        """set_extra_state(state) -> None
+
+        Restore what ``get_extra_state`` returned, from a state dict."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called.")
 
     def apply(self, fn):
+        """apply(fn) -> Module
+
+        Call ``fn`` on every submodule (children first) and on this module."""
         for module in self.children():
             module.apply(fn)
         fn(self)
@@ -401,6 +480,8 @@ class Module:
 
     # ------------------------------------------------------------- modes
     def train(self, mode=True):
+        """train(mode=True) -> Module: training mode (or evaluation) for this
+        module and every submodule."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -409,6 +490,7 @@ class Module:
         return self
 
     def eval(self):
+        """eval() -> Module: ``train(False)``."""
         return self.train(False)
 
     def requires_grad_(self, requires_grad=True):
@@ -418,31 +500,39 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
+        """zero_grad(set_to_none=True) -> None
+
+        Drop every parameter's gradient (``set_to_none``), or zero it in place."""
         zero_grads(self.parameters(), set_to_none)
 
     # --------------------------------------------------- device and dtype
-    def _apply(self, fn):
+    def _apply(self, fn, recurse=True):
         """Replace every parameter's and buffer's data by ``fn(data)``, keeping
-        the Parameter objects (so optimizers keep working), as PyTorch does."""
-        for module in self.modules():
-            with grad_mode.no_grad():
-                for p in module._parameters.values():
-                    if p is None:
-                        continue
-                    new = fn(p)
-                    if new is not p:
-                        p.data = new
-                    if p.grad is not None:
-                        new_grad = fn(p.grad)
-                        if new_grad is not p.grad:
-                            p.grad.data = new_grad
-                for key, b in module._buffers.items():
-                    if b is not None:
-                        module._buffers[key] = fn(b)
+        the Parameter objects (so optimizers keep working), as PyTorch does;
+        a gradient follows its parameter."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        with grad_mode.no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if new is not p:
+                    p.data = new
+                if p.grad is not None:
+                    new_grad = fn(p.grad)
+                    if new_grad is not p.grad:
+                        p.grad.data = new_grad
+            for key, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[key] = fn(b)
         return self
 
     def to(self, *args, **kwargs):
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
+        """to(device=None, dtype=None, non_blocking=False) -> Module
+
+        ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
         Floating-point parameters and buffers take the dtype; all take the device."""
         if "copy" in kwargs:  # Tensor.to's keyword, not Module.to's
             raise TypeError("to() received an invalid combination of arguments: ['copy']")
@@ -450,7 +540,7 @@ class Module:
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
 
         def convert(t):
@@ -464,24 +554,45 @@ class Module:
         return self._apply(convert)
 
     def cpu(self):
+        """cpu() -> Module: parameters and buffers moved to the CPU."""
         return self.to("cpu")
 
     def cuda(self, device=None):
+        """cuda(device=None) -> Module: parameters and buffers moved to a CUDA device."""
         return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int)
                        else device)
 
+    def _cast_floating(self, dtype):
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def half(self):
+        """half() -> Module: floating-point parameters and buffers cast to float16."""
+        float16 = getattr(dtypes, "float16", None)
+        if float16 is None:
+            raise TypeError("nbgrad has no float16 dtype yet")
+        return self._cast_floating(float16)
+
     def float(self):
-        from .. import dtypes
-        return self.to(dtypes.float32)
+        """float() -> Module: floating-point parameters and buffers cast to float32."""
+        return self._cast_floating(dtypes.float32)
 
     def double(self):
-        from .. import dtypes
-        return self.to(dtypes.float64)
+        """double() -> Module: floating-point parameters and buffers cast to float64."""
+        return self._cast_floating(dtypes.float64)
 
     def type(self, dst_type):
-        return self.to(dst_type)
+        """type(dst_type) -> Module: every parameter and buffer cast to ``dst_type``
+        (integer buffers too, as ``Tensor.type`` casts)."""
+        if isinstance(dst_type, dtypes.dtype) and not hasattr(Tensor, "type"):
+            return self._apply(lambda t: t.to(dst_type))
+        return self._apply(lambda t: t.type(dst_type))
 
     # ---------------------------------------------------------- state dict
+    _version = 1  # saved in the state dict's ``_metadata``, as PyTorch's
+
+    def _has_extra_state(self, which):
+        return getattr(type(self), which) is not getattr(Module, which)
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
@@ -489,12 +600,31 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if self._has_extra_state("get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """An ordered dict of every parameter and persistent buffer by dotted
-        name. Values are detached aliases (they share memory with the module)."""
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """state_dict(*, destination=None, prefix='', keep_vars=False) -> OrderedDict
+
+        An ordered dict of every parameter and persistent buffer by dotted
+        name (and ``_extra_state`` where a module defines ``get_extra_state``).
+        Values are detached aliases (they share memory with the module); with
+        ``keep_vars`` the parameters themselves."""
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.", FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = _StateDict()
+            destination._metadata = collections.OrderedDict()
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = dict(version=self._version)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -512,8 +642,54 @@ class Module:
                 state[name] = b
         return state
 
-    def load_state_dict(self, state_dict, strict=True):
-        """Copy parameters and buffers from ``state_dict``.
+    def _check_state_dict(self, state_dict, prefix, found):
+        """Walk this module and its children (a shared child under each of its
+        names, as ``state_dict`` lists it) against ``state_dict``: ``found``
+        gathers the missing keys, the unexpected ones (as PyTorch finds them),
+        the problems and the (module, name, target, value) pairs to load."""
+        missing, unexpected, problems, loads = found
+        local = self._local_state()
+        for name, target in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                problems.append(f'While copying the parameter named "{key}", expected nbgrad.Tensor '
+                                f"or Tensor-like object from checkpoint but received {type(value)}")
+                continue
+            if target.ndim == 0 and tuple(value.shape) == (1,):
+                value = value[0]
+            if tuple(value.shape) != tuple(target.shape):
+                problems.append(f"size mismatch for {key}: copying a param with shape {value.shape} "
+                                f"from checkpoint, the shape in current model is {target.shape}.")
+                continue
+            loads.append((self, name, target, value))
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if self._has_extra_state("set_extra_state"):
+            if extra_key in state_dict:
+                loads.append((self, _EXTRA_STATE_KEY_SUFFIX, None, state_dict[extra_key]))
+            else:
+                missing.append(extra_key)
+        elif extra_key in state_dict:
+            unexpected.append(extra_key)
+        for key in state_dict:
+            if key.startswith(prefix) and key != extra_key:
+                head, dot, _ = key[len(prefix):].partition(".")
+                if (head not in self._modules) if dot else (head not in local):
+                    unexpected.append(key)
+        for name, child in self._modules.items():
+            if child is not None:
+                child_prefix = prefix + name + "."
+                child._check_state_dict({k: v for k, v in state_dict.items()
+                                         if k.startswith(child_prefix)}, child_prefix, found)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """load_state_dict(state_dict, strict=True, assign=False) -> NamedTuple
+
+        Copy parameters and buffers from ``state_dict`` (with ``assign``: make
+        its tensors the module's own, as Parameters where parameters were).
 
         Every problem is found before anything is written: missing and
         unexpected keys (when ``strict``), values that are not tensors and
@@ -522,27 +698,8 @@ class Module:
         """
         if not isinstance(state_dict, collections.abc.Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        expected = collections.OrderedDict()
-        for prefix, module in self.named_modules():
-            for name, value in module._local_state().items():
-                expected[prefix + ("." if prefix else "") + name] = value
-        missing = [k for k in expected if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in expected]
-        problems = []
-        copies = []
-        for key, target in expected.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                problems.append(f'While copying the parameter named "{key}", expected nbgrad.Tensor '
-                                f"or Tensor-like object from checkpoint but received {type(value)}")
-                continue
-            if tuple(value.shape) != tuple(target.shape):
-                problems.append(f"size mismatch for {key}: copying a param with shape {value.shape} "
-                                f"from checkpoint, the shape in current model is {target.shape}.")
-                continue
-            copies.append((target, value))  # copy_ crosses devices (a CPU checkpoint, a CUDA model)
+        found = missing, unexpected, problems, loads = [], [], [], []
+        self._check_state_dict(state_dict, "", found)
         if strict:
             if unexpected:
                 problems.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -554,9 +711,18 @@ class Module:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(problems)))
         with grad_mode.no_grad():
-            for target, value in copies:
-                if value is not target and value._data is not target._data:
-                    target.copy_(value)
+            for module, name, target, value in loads:
+                if target is None:
+                    module.set_extra_state(value)
+                elif assign:
+                    if isinstance(target, Parameter):
+                        if isinstance(value, Parameter):
+                            value.requires_grad_(target.requires_grad)
+                        else:
+                            value = Parameter(value, requires_grad=target.requires_grad)
+                    setattr(module, name, value)
+                elif value is not target and value._data is not target._data:
+                    target.copy_(value)  # crosses devices (a CPU checkpoint, a CUDA model)
         return _IncompatibleKeys(missing, unexpected)
 
     # --------------------------------------------------------------- repr
@@ -583,7 +749,7 @@ class Module:
 
 def _check_name(name, kind):
     if not isinstance(name, str):
-        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
     if "." in name:
         raise KeyError(f'{kind} name can\'t contain "."')
     if name == "":
@@ -599,5 +765,8 @@ def zero_grads(parameters, set_to_none=True):
         if set_to_none:
             p.grad = None
         else:
-            p.grad.requires_grad_(False)
+            if p.grad.grad_fn is not None:
+                p.grad.detach_()
+            else:
+                p.grad.requires_grad_(False)
             p.grad.zero_()

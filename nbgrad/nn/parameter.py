@@ -43,3 +43,30 @@ class Parameter(Tensor):
                                         self._backend)
         memo[id(self)] = copied
         return copied
+
+
+class Buffer(Tensor):
+    """Buffer(data=None, *, persistent=True)
+
+    A Tensor that a Module registers as a buffer (not a parameter) when it is
+    assigned as an attribute, as ``register_buffer(name, data, persistent)``
+    does: it shares memory and the version counter with ``data``; a
+    ``persistent=False`` buffer stays out of the state dict."""
+
+    __slots__ = ("persistent",)
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from ..creation import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(): data must be a Tensor, not {type(data).__name__}")
+        buffer = cls._wrap(data._data, data.dtype, data._backend)
+        buffer._version_counter = data._version_counter
+        if data.requires_grad:
+            buffer.requires_grad_(True)
+        buffer.persistent = persistent
+        return buffer
+
+    def __init__(self, data=None, *, persistent=True):  # Tensor.__init__ refuses direct calls
+        pass

@@ -8,6 +8,11 @@ from ..tensor import Tensor
 from . import (arithmetic, copying, dual, indexing, joining, linalg,  # noqa: F401  (declare)
                reductions, registry, straight_line, taped, views)
 from .arithmetic import clamp, pow, where  # noqa: A004
+from . import linalg_dense, scans, statistics  # noqa: F401,E402  (issue 15 item 2: declare)
+from . import products, shapes  # noqa: F401,E402  (issue 15 items 4, 6: declare)
+from . import scatter, sorting  # noqa: F401,E402  (issue 15 items 3, 5: declare)
+from . import pointwise  # noqa: F401,E402  (issue 15 item 1: keyword rows, operators)
+from . import interop, sampling  # noqa: F401,E402  (issue 15 items 7, 9: interop, random sampling)
 from .elementwise import apply, apply_inplace
 
 

@@ -76,12 +76,16 @@ for _op in (clamp, clamp_, clip, clip_):
 
 
 @tensor_op(method=False)
-def where(condition, input, other):
+def where(condition, input=None, other=None):
     """where(condition, input, other) -> Tensor
 
-    ``input`` where ``condition`` (a bool tensor) holds, else ``other``."""
+    ``input`` where ``condition`` (a bool tensor) holds, else ``other``.
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``."""
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' must be Tensor, not {type(condition).__name__}")
+    if input is None and other is None:  # (issue 15: the one-argument form)
+        from .scatter import nonzero
+        return nonzero(condition, as_tuple=True)
     if condition.dtype is not dtypes.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with "
                            f"dtype {condition.dtype.tensor_type[:-6]}")

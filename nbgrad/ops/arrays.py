@@ -95,6 +95,25 @@ class RawArrays:
             self.backend.add_at(out, key, values)
         return out
 
+    # gathers and scatters along an axis (issue 15, nbgrad.ops.scatter): gather_along
+    # (the backend's) and scatter_add_along are each other's adjoint, zero_along its own
+    def scatter_add_along(self, shape, indices, values, axis):
+        """Zeros of ``shape`` with ``values`` added at ``indices`` along ``axis``."""
+        out = self.backend.zeros(tuple(shape), values.dtype)
+        self.backend.scatter_along(out, indices, values, axis, "sum")
+        return out
+
+    def zero_along(self, a, indices, axis):
+        """A copy of ``a`` with zeros at ``indices`` along ``axis``."""
+        out = self.backend.copy(a)
+        self.backend.scatter_along(out, indices, out.dtype.type(0), axis)
+        return out
+
+    def scatter_reduce_along(self, a, indices, values, axis, reduce, include_self):
+        """PyTorch's scatter_reduce of ``values`` into a copy of ``a``."""
+        from .scatter import scatter_reduce_raw
+        return scatter_reduce_raw(self.backend, a, indices, values, axis, reduce, include_self)[0]
+
     @staticmethod
     def gather(a, key):
         """``a[key]`` for an advanced ``key`` selecting a non-empty region,

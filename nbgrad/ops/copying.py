@@ -205,8 +205,21 @@ def _conversion(name, target):
 
 
 for _name, _target in (("float", dtypes.float32), ("double", dtypes.float64),
-                       ("long", dtypes.int64), ("bool", dtypes.bool_), ("cpu", "cpu")):
+                       ("half", dtypes.float16), ("long", dtypes.int64), ("int", dtypes.int32),
+                       ("short", dtypes.int16), ("char", dtypes.int8), ("byte", dtypes.uint8),
+                       ("bool", dtypes.bool_), ("cpu", "cpu")):
     _conversion(_name, _target)
+
+
+@tensor_op(function=False, tangent=dual.LINEAR)
+def type_as(self, other):
+    """type_as(tensor) -> Tensor
+
+    ``self`` cast to ``other``'s dtype (``self`` itself when it has it already)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not "
+                        f"{dtypes.type_name(other)}")
+    return to(self, other.dtype)
 
 
 @tensor_op(function=False, tangent=dual.LINEAR)

@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from . import dual, mutation
 from .broadcasting import broadcast_shapes
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool"}
+_TYPE_NAMES = dtypes.TYPE_NAMES  # "Float", "Long", "Half"
 
 
 class _Recipe:
@@ -104,7 +104,7 @@ class ElementwiseBackward(Node):
             a = args[k]
             if not isinstance(a, Tensor):  # a number, typed as the kernel will see it
                 saved[k] = s = SavedValue(np.bool_(a) if k in row.bool_inputs
-                                          else dtype.numpy.type(a))
+                                          else dtype.compute.type(a))
                 tensors.append(s)  # freed like a tensor: PyTorch saves it as one
                 continue
             if inplace and k == 0:  # the value before the write, not after it, with the
@@ -335,20 +335,24 @@ def _converters(row, args, dtype):
     for k, a in enumerate(args):
         if isinstance(a, Tensor):
             cast = k not in row.bool_inputs and a.dtype is not dtype
-            convert.append(dtype.numpy if cast else None)
+            # (a 0-d tensor into float16's opmath, float32, as PyTorch's CPU scalars:
+            # half * int32 0-d 70000 is finite; a dimensioned one into float16: inf)
+            convert.append(None if not cast else dtype.numpy if a._data.ndim else dtype.compute)
         elif k in row.bool_inputs:
             convert.append(np.bool_)
         elif isinstance(a, int) and not isinstance(a, bool):
             convert.append(_int_converter(row, args, k, dtype))
-        else:
-            convert.append(dtype.numpy.type)
+        else:  # float16 computes in float32: a number stays float32 (PyTorch's opmath)
+            convert.append(dtype.compute.type)
     return convert
 
 
 def _int_converter(row, args, k, dtype):
     """The kernel's value of a Python int at ``k`` (``dtype``: the
     computation's), with PyTorch's rules for ints that only a uint64 holds."""
-    convert = dtype.numpy.type
+    convert = dtype.compute.type
+    if dtype.category == 1 and dtype is not dtypes.int64:
+        return _narrow_int_converter(row, k, dtype)
     promoted = [a.dtype for i, a in enumerate(args) if isinstance(a, Tensor)
                 and i not in row.bool_inputs]
     if row.result != "self" and all(d is dtypes.bool_ for d in promoted):
@@ -366,6 +370,23 @@ def _int_converter(row, args, k, dtype):
             return convert(value)
         _int_fits(value)
         return unsigned(value)
+    return converted
+
+
+def _narrow_int_converter(row, k, dtype):
+    """A Python int in an op computing in uint8, int8, int16 or int32: wrapped
+    modulo 2**bits as PyTorch's wrapped numbers are (``int8_t + 1000``
+    adds -24), refused where the row's signature takes a Scalar PyTorch
+    converts with its overflow check (clamp's bounds, where's values)."""
+    convert = dtype.numpy.type
+    modulus = 1 << dtype.bits
+    low = -(modulus >> 1) if dtype.is_signed else 0
+
+    def converted(value):
+        _int_fits(value)
+        if k in row.scalars:
+            dtypes.check_scalar(value, dtype)
+        return convert((value - low) % modulus + low)
     return converted
 
 
@@ -424,8 +445,11 @@ class _Plan:
         # on every call), and that one may also allocate its output itself
         # (``.new``: the CPU's takes small outputs straight from np.empty);
         # any backend has the plain one.
-        kinds = "".join("a" if c is None or isinstance(c, np.dtype) else "s" for c in convert)
+        # ("h": a float16 array, which a backend may take its own way: the CPU's as bits)
+        kinds = "".join(_kind(a, c) for a, c in zip(args, convert))
         make = getattr(backend, "elementwise_forward_for", None)
+        if out_dtype is dtypes.float16 and "h" not in kinds:
+            make = None  # a float16 result of other dtypes (default float16): the plain forward
         if make is not None:
             forward = make(row, kinds)
             new = getattr(forward, "new", None)
@@ -448,7 +472,30 @@ class _Plan:
         self.run = run
 
 
+def _kind(arg, convert):
+    """An argument's kind for the backend's forward: "a" an array, "h" a float16
+    one, "s" a number."""
+    if convert is None:
+        return "h" if arg.dtype is dtypes.float16 else "a"
+    if isinstance(convert, np.dtype):
+        return "h" if convert == dtypes.float16.numpy else "a"
+    return "s"
+
+
 _plans = {}
+
+
+def _forget_plans():
+    """The default dtype changed: plans (and the straight-line entries made
+    from them) typed Python floats with the old one. Inner dicts are cleared
+    in place: generated code holds them."""
+    for key in list(_plans):
+        for entries in getattr(key[0], "_straight_entries", {}).values():
+            entries.clear()
+    _plans.clear()
+
+
+dtypes.DEFAULT_DTYPE_WATCHERS.append(_forget_plans)
 
 
 def _plan_key(row, args):

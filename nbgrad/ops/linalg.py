@@ -70,7 +70,7 @@ def _dims(shape):
 
 
 def _c_name(dtype):
-    return {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}[dtype.name]
+    return dtypes.CPP_NAMES[dtype.name]
 
 
 class _Operand(collections.namedtuple("_Operand", "shape strides requires_grad dtype")):

@@ -2,7 +2,7 @@
 rebase after them (including PyTorch's CopySlices for writes through a view)."""
 from ..tape import grad_mode
 from ..tape.graph import _SECOND_BACKWARD, Node, SavedTensor
-from ..tensor import Tensor, no_grad_view_error
+from ..tensor import Tensor, multi_view_error, no_grad_view_error
 from .arrays import ops_for
 from .views import ApplyViewBackward
 
@@ -55,6 +55,8 @@ def _check_autograd(self, others_require_grad):
     if base is not None:
         if self._view_no_grad:
             raise no_grad_view_error(self, "is being")
+        if self._multi_view is not None:
+            raise multi_view_error(self, "is being")
         if self.requires_grad and base.is_leaf:  # PyTorch asks no more of the base
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.")
@@ -244,7 +246,7 @@ def write(self, op_name, kernel, make_node, others_require_grad, checked=False):
     record = grad_mode.is_grad_enabled() and (self.requires_grad or others_require_grad)
     node = make_node() if record else None
     kernel()
-    self._version_counter.bump(op_name)
+    self._version_counter.bump(op_name, self._data)
     if node is not None:
         node.after_write(self)
         rebase_history(self, node)

@@ -55,11 +55,14 @@ def pad_nhwc(x, pads, empty):
     n, c, h, w = x.shape
     top, bottom, left, right = pads
     out = empty((n, h + top + bottom, w + left + right, c), x.dtype)
+    # A negative bottom/right pad crops (a transposed convolution's output_padding
+    # beyond its padding: the last rows are read by no window).
+    h, w = h + min(bottom, 0), w + min(right, 0)
     out[:, :top] = 0
     out[:, top + h:] = 0
     out[:, top:top + h, :left] = 0
     out[:, top:top + h, left + w:] = 0
-    out[:, top:top + h, left:left + w, :] = x.transpose(0, 2, 3, 1)
+    out[:, top:top + h, left:left + w, :] = x[:, :, :h, :w].transpose(0, 2, 3, 1)
     return out
 
 
@@ -125,6 +128,12 @@ def col2im(backend, cols, windows, offsets_first=False):
         block = blocks[k] if offsets_first else by_offset[:, :, :, k // kw, k % kw, :]
         backend.add_into(dxp[:, rows, columns, :], block)
     dx = empty((n, c, h, w), cols.dtype)
+    bottom, right = windows.pads[1], windows.pads[3]
+    if bottom < 0 or right < 0:  # rows/columns no window reads (see pad_nhwc)
+        dx.fill(0)
+        h, w = h + min(bottom, 0), w + min(right, 0)
+        dx[:, :, :h, :w] = dxp[:, top:top + h, left:left + w, :].transpose(0, 3, 1, 2)
+        return dx
     dx[...] = dxp[:, top:top + h, left:left + w, :].transpose(0, 3, 1, 2)
     return dx
 

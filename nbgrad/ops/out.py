@@ -41,7 +41,7 @@ def write_out(name, result, out):
     data = result._data if result.dtype is out.dtype else out._backend.cast(result._data,
                                                                             out.dtype.numpy)
     out._data[...] = data
-    out._version_counter.bump(f"{name}(out=)")
+    out._version_counter.bump(f"{name}(out=)", out._data)
     return out
 
 
@@ -51,6 +51,20 @@ def with_out(fn, name):
     def op(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
+        if isinstance(out, (tuple, list)) and out and all(isinstance(o, Tensor) for o in out):
+            # (values, indices) results (sort, topk, kthvalue): one tensor per output
+            if grad_mode.is_grad_enabled() and (_requires_grad(out) or _requires_grad(args)
+                                                or _requires_grad(kwargs.values())):
+                raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                                   "automatic differentiation, but one of the arguments requires "
+                                   "grad.")
+            with grad_mode.no_grad():
+                result = fn(*args, **kwargs)
+                if not isinstance(result, tuple) or len(result) != len(out):
+                    raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
+                                    f"{type(out).__name__}")
+                written = [write_out(name, r, o) for r, o in zip(result, out)]
+            return type(result)(*written)
         if not isinstance(out, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
         if grad_mode.is_grad_enabled() and (out.requires_grad or _requires_grad(args)

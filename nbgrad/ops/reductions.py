@@ -17,13 +17,15 @@ from . import dual
 from .registry import tensor_op
 
 
-def _return_type(name):
-    """``values, indices`` results, printed as PyTorch prints its return_types."""
-    class ReturnType(collections.namedtuple(name, ["values", "indices"])):
+def _return_type(name, fields=("values", "indices")):
+    """Named results (``values, indices`` unless ``fields`` says otherwise),
+    printed as PyTorch prints its return_types."""
+    class ReturnType(collections.namedtuple(name, fields)):
         __slots__ = ()
 
         def __repr__(self):
-            return f"nbgrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+            body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+            return f"nbgrad.return_types.{name}(\n{body})"
 
     ReturnType.__name__ = ReturnType.__qualname__ = name
     return ReturnType
@@ -387,11 +389,15 @@ def _softmax(self, dim, dtype, log):
     x = self._data if self._data.dtype == dtype.numpy else backend.cast(self._data, dtype.numpy)
     if self.ndim == 0:
         x = x.reshape(1)
+    if dtype is dtypes.float16:  # computed in float32, rounded once at the end, as PyTorch's
+        x = backend.cast(x, np.float32)
     # Shifted by the maximum so exp never overflows; an all -inf slice gives NaN, as in PyTorch.
     data = (backend.fused_log_softmax if log else backend.fused_softmax)(x, axis)
     if data is None:
         data = backend.empty(x.shape, x.dtype) if not x.size else (
             _log_softmax_formula if log else _softmax_formula)(x, axis)
+    if dtype is dtypes.float16:
+        data = backend.cast(data, np.float16)
     data = backend.ascontiguous(data.reshape(self._data.shape))  # PyTorch's are, whatever x's
     node = None
     if _recording(self):

@@ -154,7 +154,9 @@ def _entry(row, args, kinds):
     plan = _plan_for(row, args)  # raises what apply would raise
     tensor_at = kinds.index("a")
     entry = None
-    if all(c is None for c, kind in zip(plan.convert, kinds) if kind == "a"):
+    # (float16 computes in float32 through the backend's general path, which converts)
+    if plan.dtype.compute is plan.dtype.numpy and all(
+            c is None for c, kind in zip(plan.convert, kinds) if kind == "a"):
         small = plan.backend.elementwise_small_forward(
             row, "".join("a" if kind == "a" else "s" for kind in kinds), plan.out_np)
         if small is None:

@@ -8,7 +8,8 @@ from .. import dtypes
 from ..backends import layout
 from ..declarations.op_table import BY_NAME
 from ..tensor import Tensor
-from . import arrays, copying, indexing, linalg, mutation, nn_taped, reductions, views
+from . import arrays, copying, indexing, joining, linalg, mutation, nn_taped, reductions, views
+from . import scatter  # issue 15: gathers and scatters
 
 
 def _dtype(dtype):
@@ -130,6 +131,23 @@ class TapedArrays:
     def take_along_axis(a, indices, axis):
         return reductions.take_along(a, indices, axis)
 
+    # gathers and scatters along an axis (issue 15): adjoint pairs in nbgrad.ops.scatter
+    @staticmethod
+    def gather_along(a, indices, axis):
+        return scatter.gather_raw(a, indices, axis)
+
+    @staticmethod
+    def scatter_add_along(shape, indices, values, axis):
+        return scatter.scatter_add_new(values, tuple(shape), indices, axis)
+
+    @staticmethod
+    def zero_along(a, indices, axis):
+        return scatter.zero_along(a, indices, axis)
+
+    @staticmethod
+    def scatter_reduce_along(a, indices, values, axis, reduce, include_self):
+        return scatter.scatter_reduce_new(a, indices, values, axis, reduce, include_self)
+
     @staticmethod
     def index_add(shape, key, values):
         return indexing.index_add(values, tuple(shape), key)
@@ -145,6 +163,15 @@ class TapedArrays:
     @staticmethod
     def replace_view(a, view_fn, values):
         return mutation.replace_view(a, view_fn, values)
+
+    # -- issue 15, shapes: the joins that split's and unbind's gradients take
+    @staticmethod
+    def concatenate(arrays, axis=0, dtype=None):
+        return joining.cat(list(arrays), axis)
+
+    @staticmethod
+    def stack(arrays, axis=0, dtype=None):
+        return joining.stack(list(arrays), axis)
 
     # -- a backend's fused kernels: none here, the formula runs instead
     @staticmethod

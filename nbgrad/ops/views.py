@@ -68,6 +68,8 @@ def make_view(self, op_name, view_fn, inverse):
         out._base, out._view_fn = self._base, _ChainedView(self._view_fn, view_fn)
     recording = grad_mode.is_grad_enabled()
     out._view_no_grad = not recording or self._view_no_grad  # CreationMeta.NO_GRAD_MODE
+    if self._multi_view is not None:  # CreationMeta.MULTI_OUTPUT_NODE, propagated
+        out._multi_view = 0
     if recording and self.requires_grad:
         out._grad_fn = ShapeBackward(self, op_name, inverse)
     return out

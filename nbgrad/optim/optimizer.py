@@ -4,6 +4,8 @@ import collections
 import copy
 import warnings
 
+import numpy as np
+
 from .. import creation, dtypes
 from ..tape import grad_mode
 from ..nn.module import zero_grads
@@ -18,11 +20,82 @@ class _Required:
 required = _Required()
 
 
+def _value(x):
+    """A hyper-parameter as a Python number (a 1-element tensor gives its value)."""
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _check_lr(lr):
+    """PyTorch's first checks on ``lr``."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_fused(optimizer, fused, foreach, differentiable):
+    """PyTorch's refusals for ``fused=True`` (raised after the groups are made, as there)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+_CAPTURABLE_DEVICES = ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']
+
+
+def _is_half(array):
+    return isinstance(array, np.ndarray) and array.dtype == np.float16
+
+
+def launch(backend, update, arrays, scalars):
+    """``backend.optimizer_update(update, arrays, scalars)``. The CPU's compiled
+    kernels have no float16: float16 arrays (a half parameter's state) are
+    updated through float32 copies (an array passed twice, one copy) and
+    rounded back once, the parameter itself being float32 already
+    (``_step_param``): the update computes in float32 as PyTorch's CPU ops
+    compute half tensors in float."""
+    if not any(_is_half(a) for a in arrays):
+        backend.optimizer_update(update, arrays, scalars)
+        return
+    wide = {}
+    for a in arrays:
+        if id(a) not in wide:
+            wide[id(a)] = a.astype(np.float32) if _is_half(a) else a
+    backend.optimizer_update(update, tuple(wide[id(a)] for a in arrays), scalars)
+    for a in arrays:
+        w = wide.pop(id(a), None)
+        if w is not None and w is not a:
+            a[...] = w
+
+
 class Optimizer:
-    """Base class: subclasses implement ``_update(group, param, grad, p)``,
-    which updates one parameter in place with one fused kernel and reads
-    ``p``'s state (``_state(p)``) only if it has some, as PyTorch's
-    optimizers do (plain SGD keeps none)."""
+    """Base class: subclasses implement ``_kernel_args(group, p, param, grad)``,
+    which makes or reads ``p``'s state (``_state(p)``), counts its step and
+    returns ``(update, arrays, scalars)``: the fused update
+    (``declarations.optimizer_updates``) that changes the flat C-contiguous
+    ``param`` in place in one pass, its arrays (``param``, ``grad``, the
+    state buffers) and its scalars (cast to the parameter's dtype, as PyTorch
+    casts them) and flags. Small CPU parameters whose updates have the same
+    scalars run together, one kernel call per run (``_step_group``). (SGD
+    overrides ``_update``: plain SGD keeps no state, as in PyTorch.)
+
+    The flags PyTorch's optimizers take are accepted, kept in the groups (so
+    state dicts match) and mean here: ``foreach``, ``fused``: nothing to
+    choose (every update is one fused kernel per parameter, or per run of
+    small parameters); PyTorch's refusals of ``fused`` with ``foreach`` or
+    ``differentiable`` are kept. ``capturable``: there are no CUDA graphs to
+    capture; as in PyTorch, a step with a CPU parameter is refused, and the
+    step counters stay on the CPU. ``differentiable=True``: the constructor
+    takes non-leaf tensors as PyTorch does, but ``step`` raises
+    ``NotImplementedError`` (a ``RuntimeError``): the fused kernels are not
+    recorded by autograd."""
+
+    # ``capturable=True`` refusal text: what must be on the device, and whether PyTorch
+    # lists 'xla' among the devices.
+    _capturable_what = "params and state_steps"
+    _capturable_xla = True
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -65,13 +138,17 @@ class Optimizer:
             param_group["params"] = list(params)
         named = [p for p in param_group["params"] if isinstance(p, tuple)]
         if named:  # named parameters, as from module.named_parameters()
+            if len(named) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
             param_group["param_names"] = [name for name, _ in param_group["params"]]
             param_group["params"] = [p for _, p in param_group["params"]]
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 + type(param).__name__)
-            if not param.is_leaf:
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
             if not param.is_floating_point():
                 raise ValueError("optimizer can only optimize floating point Tensors")
@@ -86,6 +163,11 @@ class Optimizer:
                           "future, this will cause an error; see "
                           "github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                current = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {current} to the optimizer")
         existing = {id(p) for group in self.param_groups for p in group["params"]}
         if existing & set(ids):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -106,11 +188,70 @@ class Optimizer:
                 self._step_group(group)
         return loss
 
+    def _check_group(self, group):
+        """PyTorch's refusals at ``step`` time for the group's flags."""
+        if group.get("differentiable"):
+            raise NotImplementedError(
+                f"{type(self).__name__}(differentiable=True): nbgrad's optimizers update "
+                "parameters with fused kernels that autograd does not record, so the step "
+                "cannot be differentiated")
+        if group.get("capturable"):
+            for p in group["params"]:
+                if p.grad is not None and p.device.type != "cuda":
+                    devices = _CAPTURABLE_DEVICES if self._capturable_xla else \
+                        _CAPTURABLE_DEVICES[:-1]
+                    raise AssertionError(f"If capturable=True, {self._capturable_what} must be "
+                                         f"on supported devices: {devices}.")
+
     def _step_group(self, group):
+        """Every parameter with a gradient, in the group's order. Parameters
+        below their backend's ``update_foreach_below`` (small CPU ones) whose
+        gradient and state buffers match them (type, shape, dtype, C layout)
+        and whose updates have the same scalars go to one kernel call per run:
+        a call per parameter costs more than a small parameter's update."""
+        self._check_group(group)
+        batch, key = [], None
         for p in group["params"]:
             grad = p.grad
-            if grad is not None:
+            if grad is None:
+                continue
+            data, g = p._data, grad._data
+            if not (data.size < p._backend.update_foreach_below and type(g) is type(data)
+                    and not _is_half(data)
+                    and g.shape == data.shape and g.dtype == data.dtype
+                    and data.flags.c_contiguous and g.flags.c_contiguous
+                    and g.flags.writeable):  # (a read-only array would not type in the tuple)
+                if batch:
+                    self._run_batch(batch, key)
                 self._step_param(group, p, grad)
+                continue
+            update, arrays, scalars = self._kernel_args(group, p, data.ravel(), g.ravel())
+            if not all(type(a) is type(data) and a.dtype == data.dtype and a.ndim == 1
+                       and a.flags.c_contiguous and a.flags.writeable for a in arrays[2:]):
+                if batch:
+                    self._run_batch(batch, key)
+                p._backend.optimizer_update(update, arrays, scalars)
+                p._version_counter.bump(type(self).__name__ + ".step")
+                continue
+            here = (update, p._backend, data.dtype, scalars)
+            if batch and here != key:
+                self._run_batch(batch, key)
+            key = here
+            batch.append((p, arrays))
+        if batch:
+            self._run_batch(batch, key)
+
+    def _run_batch(self, batch, key):
+        update, backend, _, scalars = key
+        ps, arrays = zip(*batch)
+        if len(ps) == 1:
+            backend.optimizer_update(update, arrays[0], scalars)
+        else:
+            backend.optimizer_update_foreach(update, tuple(zip(*arrays)), scalars)
+        name = type(self).__name__ + ".step"
+        for p in ps:  # one in-place write, one version bump each (as param.add_)
+            p._version_counter.bump(name)
+        batch.clear()
 
     def _step_param(self, group, p, grad):
         data = p._data
@@ -122,7 +263,11 @@ class Optimizer:
             g = g.astype(data.dtype)
         backend = p._backend
         g = backend.ascontiguous(g).reshape(-1)
-        if data.flags.c_contiguous:
+        if _is_half(data):  # computed in float32 (scalars too), rounded back once
+            wide = data.astype(np.float32)
+            self._update(group, wide.reshape(-1), g.astype(np.float32), p)
+            data[...] = wide
+        elif data.flags.c_contiguous:
             self._update(group, data.reshape(-1), g, p)
         else:
             target = backend.ascontiguous(data)
@@ -150,7 +295,8 @@ class Optimizer:
         (PyTorch does the same): say so rather than mix devices in a kernel.
         (``step`` counters stay on the CPU, as PyTorch keeps them.)"""
         for name, value in state.items():
-            if name != "step" and isinstance(value, Tensor) and value._backend is not p._backend:
+            if (name != "step" and isinstance(value, Tensor) and value.dim() > 0
+                    and value._backend is not p._backend):
                 raise RuntimeError(
                     "Expected all tensors to be on the same device, but found at least two "
                     f"devices, {p.device} and {value.device}! (optimizer state '{name}' was "
@@ -160,7 +306,68 @@ class Optimizer:
 
     def _update(self, group, param, grad, p):
         """Update the flat C-contiguous ``param`` of ``p`` in place from ``grad``."""
+        update, arrays, scalars = self._kernel_args(group, p, param, grad)
+        launch(p._backend, update, arrays, scalars)
+
+    def _kernel_args(self, group, p, param, grad):
+        """``(update, arrays, scalars)`` for one step of ``p`` (see the class)."""
         raise NotImplementedError
+
+    # -------------------------------------------------------- state helpers
+    def _state_full(self, p, value):
+        """A state tensor shaped and typed like ``p``, filled with ``value``."""
+        buffer = self._state_buffer(p)
+        if value != 0:
+            with grad_mode.no_grad():
+                buffer.fill_(value)
+        return buffer
+
+    @staticmethod
+    def _step_counter(p=None):
+        """A new ``step`` counter: a float32 0-dim tensor on the CPU (as PyTorch keeps
+        it unless ``capturable`` or ``fused``), or on ``p``'s device when given."""
+        if p is None:
+            return creation.tensor(0.0, dtype=dtypes.float32)
+        return creation.tensor(0.0, dtype=dtypes.float32, device=p.device)
+
+    @staticmethod
+    def _count_step(state):
+        """``state["step"] += 1``; the new count as a Python float."""
+        step_t = state["step"]
+        if isinstance(step_t._data, np.ndarray):
+            step_t._data[...] += step_t._data.dtype.type(1)
+            return float(step_t._data)
+        with grad_mode.no_grad():  # a counter on the device (ASGD's)
+            step_t.fill_(step_t.item() + 1)
+        return float(step_t.item())
+
+    @staticmethod
+    def _scalar_value(t):
+        """A 0-dim state tensor's value as a Python float (a CPU one read directly)."""
+        return float(t._data) if isinstance(t._data, np.ndarray) else float(t.item())
+
+    @staticmethod
+    def _set_scalar(t, value):
+        """Overwrite a 0-dim state tensor (a CPU one written directly: ``fill_``
+        costs more than a small parameter's whole update)."""
+        if isinstance(t._data, np.ndarray):
+            t._data[...] = value
+            t._version_counter.bump("Optimizer.step")
+        else:
+            with grad_mode.no_grad():
+                t.fill_(value)
+
+    @staticmethod
+    def _unused(p):
+        """A placeholder for a buffer an update's flags leave unread: an empty array
+        of ``p``'s type (passing one of the live arrays twice would make the
+        foreach kernel's loop fail its alias check and run ~10x slower)."""
+        return p._backend.zeros((0,), p._data.dtype)
+
+    @staticmethod
+    def _flat(t):
+        """The flat view of a (C-contiguous) state tensor's array."""
+        return t._data.reshape(-1)
 
     # ---------------------------------------------------------- state dicts
     def state_dict(self):
@@ -222,16 +429,30 @@ class Optimizer:
         self.state = new_state
         self.param_groups = new_groups
 
-    @staticmethod
-    def _cast_state(p, name, value):
+    # Where ``step`` counters live: the CPU (False), or the parameter's device (ASGD, as PyTorch).
+    _step_on_param_device = False
+    # Whether state tensors of one or more dimensions must have their parameter's shape.
+    _elementwise_state = True
+
+    def _cast_state(self, p, name, value):
+        """PyTorch's policy: ``step`` stays a float32 counter (on the CPU, or on
+        ``p``'s device where this optimizer keeps it there); other state tensors
+        take ``p``'s dtype (if floating) and device; lists, tuples and dicts are
+        cast item by item. Everything is copied (and made C-contiguous)."""
         if name == "step":
+            device = p.device if self._step_on_param_device else "cpu"
             if isinstance(value, Tensor):
-                return value.detach().to(dtypes.float32, copy=True)
-            return creation.tensor(float(value), dtype=dtypes.float32)
+                return value.detach().to(device, dtype=dtypes.float32, copy=True)
+            return creation.tensor(float(value), dtype=dtypes.float32, device=device)
         if isinstance(value, Tensor):
-            if tuple(value.shape) != tuple(p.shape):
+            if (self._elementwise_state and value.dim() > 0
+                    and tuple(value.shape) != tuple(p.shape)):
                 raise ValueError(f"state '{name}' of shape {list(value.shape)} does not match its "
                                  f"parameter of shape {list(p.shape)}")
-            dtype = p.dtype if value.is_floating_point() else value.dtype
-            return value.detach().to(p.device, dtype=dtype, copy=True)
+            dtype = p.dtype if p.is_floating_point() else value.dtype
+            return value.detach().to(p.device, dtype=dtype, copy=True).contiguous()
+        if isinstance(value, dict):
+            return {k: self._cast_state(p, k, v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._cast_state(p, None, v) for v in value)
         return copy.deepcopy(value)

@@ -1,6 +1,9 @@
 """Stochastic gradient descent with momentum, as ``torch.optim.SGD``."""
+import numpy as np
+
 from ..declarations.optimizer_updates import SGD as _UPDATE
-from .optimizer import Optimizer, required
+from ..tensor import Tensor
+from .optimizer import Optimizer, _check_fused, launch, required
 
 # (dtype, hyper-parameters) -> the update's scalars before and after ``first``, cast
 # to the parameter's dtype as PyTorch casts them. Casting them costs more than a small
@@ -38,7 +41,9 @@ class SGD(Optimizer):
     CPU parameters (``_step_group``)."""
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
-                 *, maximize=False):
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
         if lr is not required and lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -48,8 +53,10 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov, maximize=maximize)
+                        nesterov=nesterov, maximize=maximize, foreach=foreach,
+                        differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
+        _check_fused(self, fused, foreach, differentiable)
 
     def _step_group(self, group):
         """Parameters below their backend's ``update_foreach_below`` (small CPU
@@ -58,6 +65,7 @@ class SGD(Optimizer):
         of one backend and dtype: a call per parameter costs more than a small
         parameter's update. The rest go one by one; the order of the updates
         is the group's."""
+        self._check_group(group)
         momentum = group["momentum"]
         state = self.state
         batch = []  # (p, flat param, flat grad, flat momentum buffer), in the group's order
@@ -67,6 +75,7 @@ class SGD(Optimizer):
                 continue
             data, g = p._data, grad._data
             if (data.size < p._backend.update_foreach_below and type(g) is type(data)
+                    and data.dtype != np.float16
                     and g.shape == data.shape and g.dtype == data.dtype
                     and data.flags.c_contiguous and g.flags.c_contiguous
                     and g.flags.writeable):  # (a read-only array would not type in the tuple)
@@ -113,4 +122,4 @@ class SGD(Optimizer):
                 first = True
             buf = buffer._data.reshape(-1)
         head, tail = _scalars_of(param.dtype.type, group)
-        p._backend.optimizer_update(_UPDATE, (param, grad, buf), (*head, first, *tail))
+        launch(p._backend, _UPDATE, (param, grad, buf), (*head, first, *tail))

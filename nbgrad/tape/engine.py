@@ -19,7 +19,7 @@ import numpy as np
 
 from ..backends import backend_of
 from .grad_mode import SWITCHES, _state as _mode_state
-from .graph import AccumulateGrad, creation_of, grad_lock
+from .graph import AccumulateGrad, StaleSavedTensorError, creation_of, grad_lock
 
 
 def _count_dependencies(roots):
@@ -150,7 +150,10 @@ def _run(deps, buffers, ready, pending, pending_grad, order, retain_graph):
             if node.retained is not None or node.pre_hooks:
                 grad = _run_pre_hooks(node, grad)
             # Saved tensors are freed once the node ran, unless retained (as PyTorch).
-            grads = node.backward(grad) if retain_graph else node.backward_and_release(grad)
+            try:
+                grads = node.backward(grad) if retain_graph else node.backward_and_release(grad)
+            except StaleSavedTensorError as error:
+                raise error.saved_by(node) from None
         if grads:
             returns_fresh = node.returns_fresh
             edges = zip(node.next_edges, grads, node.input_meta)
@@ -335,7 +338,10 @@ def _run_general(deps, buffers, ready, order, retain_graph, capture, roots, move
                 moves.accumulate(node, grad, owned)
             if not accumulator and (useful is None or any(
                     n in useful for n in node.next_edges if n is not None)):
-                grads = moves.backward(node, grad, retain_graph)
+                try:
+                    grads = moves.backward(node, grad, retain_graph)
+                except StaleSavedTensorError as error:
+                    raise error.saved_by(node) from None
         returns_fresh = node.returns_fresh
         metas = node.input_meta
         i = -1

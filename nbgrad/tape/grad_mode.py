@@ -21,20 +21,25 @@ class _Switches:
     """Process-wide flags read where the tape is written: ``saved_hooks``
     while some thread has saved-tensor hooks, ``inference`` while some thread
     is in inference mode (each then asks its own thread), ``anomaly`` and
-    ``check_nan`` (anomaly mode is process-wide, as in PyTorch), and
-    ``results``: any of the three, the one flag an op result reads (one
+    ``check_nan`` (anomaly mode is process-wide, as in PyTorch), ``mutation``
+    (``detect_mutation``, process-wide), ``track_saves`` (each storage
+    keeps its live saved tensors: on once ``nbgrad.kernel`` is used), and
+    ``results``: any of them, the one flag an op result reads (one
     attribute load while all are off). ``mark_inference(t)``: the Tensor
     layer's marking of a result made in inference mode (set by that layer)."""
 
-    __slots__ = ("saved_hooks", "inference", "anomaly", "check_nan", "results", "mark_inference")
+    __slots__ = ("saved_hooks", "inference", "anomaly", "check_nan", "mutation", "track_saves",
+                 "results", "mark_inference")
 
     def __init__(self):
-        self.saved_hooks = self.inference = self.anomaly = self.results = False
+        self.saved_hooks = self.inference = self.anomaly = self.mutation = False
+        self.track_saves = self.results = False
         self.check_nan = True
         self.mark_inference = None
 
     def update(self):
-        self.results = self.saved_hooks or self.inference or self.anomaly
+        self.results = (self.saved_hooks or self.inference or self.anomaly or self.mutation
+                        or self.track_saves)
 
 
 SWITCHES = _Switches()
@@ -104,6 +109,14 @@ def set_anomaly_enabled(enabled, check_nan=True):
         SWITCHES.anomaly = bool(enabled)
         SWITCHES.check_nan = bool(check_nan)
         SWITCHES.update()
+
+
+def set_mutation_detection(enabled):
+    """Turn checksums of saved tensors on or off (process-wide); returns the previous setting."""
+    with _active_lock:
+        previous, SWITCHES.mutation = SWITCHES.mutation, bool(enabled)
+        SWITCHES.update()
+    return previous
 
 
 def is_anomaly_enabled():

@@ -13,8 +13,9 @@ import traceback
 import weakref
 
 from ..backends import backend_of
+from . import regions
 from .grad_mode import SWITCHES, current_saved_hooks
-from .version_counter import VersionCounter, _user_location
+from .version_counter import WHERE_LINES, VersionCounter, _internal_code, _user_location, user_where
 
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -43,6 +44,8 @@ _SEQUENCE = itertools.count()
 # per op. ``__name__`` marks generated code as nbgrad's own, so the user's
 # line an error or anomaly mode names is never inside it.
 TEMPLATE_NAMES = {"VersionCounter": VersionCounter, "weak_ref": weakref.ref,
+                  "getframe": sys._getframe, "internal_code": _internal_code,
+                  "user_where": user_where,
                   "next_sequence": _SEQUENCE.__next__, "new": object.__new__,
                   "switches": SWITCHES, "__name__": "nbgrad.tape.generated"}
 
@@ -143,7 +146,7 @@ def input_meta(tensor):
 class SavedTensor:
     """A tensor value saved for backward, checked against its version counter."""
 
-    __slots__ = ("data", "counter", "version", "tensor_ref", "producer", "history")
+    __slots__ = ("data", "counter", "version", "tensor_ref", "producer", "history", "__weakref__")
 
     # A saved output must not hold its own node (a cycle): errors name the
     # node that saved it, as PyTorch does. A saved input is named by its
@@ -229,32 +232,60 @@ class SavedTensor:
     def _unpack_unlike(self, data, producer, graph):
         """``unpack`` where the version read is not the one saved: a value
         packed by saved-tensor hooks (its version is then PACKED, so the
-        inlined checks of generated code call ``unpack``), else stale.
-        A packed value is checked against its version only when the hook
-        gives back the saved storage itself (identity hooks, ``save_on_cpu``
-        on the CPU): PyTorch checks none, and a copy cannot go stale."""
-        if data.__class__ is not Packed:
-            raise RuntimeError(self._stale_message(producer))
-        array, counter = data.unpack(data.value, self, graph)
-        if counter is self.counter and counter.value != data.version:
-            raise RuntimeError(self._stale_message(producer, data.version))
-        return array
+        inlined checks of generated code call ``unpack``), or one written
+        since it was saved: stale when a write overlapped its elements
+        (``set_version_check``). A packed value is checked against its
+        version only when the hook gives back the saved storage itself
+        (identity hooks, ``save_on_cpu`` on the CPU): PyTorch checks none,
+        and a copy cannot go stale."""
+        version, packed = self.version, None
+        if data.__class__ is Packed:
+            packed, version = data, data.version
+            data, counter = packed.unpack(packed.value, self, graph)
+            if counter is not self.counter or counter.value == version:
+                counter = None
+        else:
+            counter = self.counter
+        if counter is not None:
+            write = counter.first_write_over(version, _covers(data))
+            if write is not None:
+                raise StaleSavedTensorError(self._stale_message(producer, write, version))
+        if packed is not None and packed.unpack is _unguard:
+            _verify_checksum(self, packed.value, producer)
+        return data
 
-    def _stale_message(self, producer, version=None):
-        version = self.version if version is None else version
+    def _stale_message(self, producer, write, version):
         which = f", which is output 0 of {producer}," if producer else ""
-        message = (
+        op_name, location = write
+        return (
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: {describe(self.shape, self.dtype)}{which} is at version "
-            f"{self.counter.value}; expected version {version} instead.")
-        write = self.counter.write_that_made(version + 1)
-        if write is not None:
-            op_name, location = write
-            message += f" It was modified in place by {op_name}() at {location}."
-        return message
+            f"{self.counter.value}; expected version {version} instead. It was modified in "
+            f"place by {op_name}() at {location}.")
 
     def release(self):
         self.data = None
+
+
+def _covers(saved):
+    """Whether a write through an array overlapped the elements of ``saved``."""
+    backend = backend_of(saved)
+    mine = regions.region(backend, saved)
+    return lambda written: regions.overlaps(mine, regions.region(backend, written))
+
+
+class StaleSavedTensorError(RuntimeError):
+    """A saved tensor was modified since it was saved (PyTorch's
+    RuntimeError); the engine adds the node that saved it and its forward
+    call (``saved_by``)."""
+
+    def saved_by(self, node):
+        where = getattr(node, "where", None)
+        if where is not None and not getattr(self, "named", False):
+            self.args = (f"{self.args[0]} It was saved for {node.name()} by the forward call at "
+                         f"{where[0].co_filename}:{where[1]}.",)
+            self.named = True
+        return self
 
 
 class SavedValue:
@@ -309,6 +340,73 @@ def pack_saved(saved, tensor):
     saved.data, saved.version = packed, PACKED
 
 
+# ---------------------------------------------------- mutation detection
+# ``detect_mutation``: each saved value is packed with a checksum of its
+# elements, verified when unpacked, after the version check (a write the
+# counter saw is named by that check). The engine adds the node and the
+# forward call that saved it (``StaleSavedTensorError.saved_by``).
+def guard_saved(saved):
+    """Checksum ``saved``'s value now (mutation detection is on)."""
+    array = saved.data
+    packed = Packed(None, _unguard, saved.version, array)
+    packed.value = (array, backend_of(array).checksum(array))
+    saved.data, saved.version = packed, PACKED
+
+
+def track_saved(saved):
+    """Remember ``saved`` in its storage's counter (``SWITCHES.track_saves``)."""
+    counter = saved.counter
+    saves = counter.saves
+    if saves is None:
+        saves = counter.saves = []
+    elif len(saves) >= 64 and len(saves) & (len(saves) - 1) == 0:  # at powers of two: prune
+        saves[:] = [ref for ref in saves if _live_array(ref()) is not None]
+    saves.append(weakref.ref(saved))
+
+
+def _live_array(saved):
+    """The array a saved value still holds for a backward to come, else None."""
+    data = None if saved is None else saved.data
+    if data.__class__ is Packed:
+        return data.value[0] if data.unpack is _unguard else data  # hooks' packing: unknown
+    return data
+
+
+def saved_overlapping(counter, array):
+    """A value saved from ``counter``'s storage, still held for backward,
+    whose elements overlap ``array``'s; None if there is none."""
+    mine = None
+    for ref in counter.saves or ():
+        saved = ref()
+        held = _live_array(saved)
+        if held is None:
+            continue
+        if held.__class__ is Packed:
+            return saved
+        if mine is None:
+            backend = backend_of(array)
+            mine = regions.region(backend, array)
+        if regions.overlaps(mine, regions.region(backend, held)):
+            return saved
+    return None
+
+
+def _unguard(value, saved, graph):
+    return value[0], saved.counter
+
+
+def _verify_checksum(saved, value, producer):
+    array, checksum = value
+    if backend_of(array).checksum(array) != checksum:
+        which = f", output 0 of {producer}," if producer else ""
+        raise StaleSavedTensorError(
+            f"a tensor saved for backward, {describe(array.shape, saved.dtype)}{which} "
+            "was modified after it was saved by a write that bypassed version tracking (through "
+            "`.data`, a NumPy, DLPack or __cuda_array_interface__ alias, or a kernel that wrote "
+            "its memory): its elements' checksum differs from the one taken when it was saved. "
+            "Gradients computed from it would be wrong.")
+
+
 # ------------------------------------------------------------ anomaly mode
 # Where each node was made, recorded in anomaly mode: (the user's file:line,
 # the forward's stack outside nbgrad). Keyed weakly: a node's record dies with it.
@@ -358,6 +456,13 @@ def watch_result(t):
                 ref = saved.tensor_ref
                 tensor = ref() if ref is not None else t if saved.data is t._data else None
                 pack_saved(saved, tensor)
+    if SWITCHES.mutation or SWITCHES.track_saves:
+        for saved in node.saved:
+            if saved.__class__ is SavedTensor and saved.data is not None:
+                if SWITCHES.mutation and saved.version is not PACKED:
+                    guard_saved(saved)
+                if SWITCHES.track_saves:
+                    track_saved(saved)
 
 
 TEMPLATE_NAMES["watch_result"] = watch_result
@@ -367,7 +472,7 @@ class Node:
     """A backward function. Subclasses set ``op_name`` and implement ``backward``."""
 
     __slots__ = ("next_edges", "input_meta", "saved", "pre_hooks", "retained", "sequence_nr",
-                 "__weakref__")
+                 "where", "__weakref__")
     op_name = "Node"
     # True when every gradient ``backward`` returns is either the incoming
     # ``grad`` object itself or a new buffer that nothing else references: the
@@ -376,7 +481,7 @@ class Node:
     returns_fresh = False
 
     @staticmethod
-    def field_lines(node, edges, metas, sequence="next_sequence()"):
+    def field_lines(node, edges, metas, sequence="next_sequence()", where=True):
         """Lines that fill Node ``node``'s tape fields (``saved`` is each
         node's own); among nodes ready to run, the engine runs the latest
         made (the highest ``sequence_nr``) first, as PyTorch's."""
@@ -384,7 +489,9 @@ class Node:
                 f"{node}.input_meta = {metas}",
                 f"{node}.pre_hooks = None",
                 f"{node}.retained = None",
-                f"{node}.sequence_nr = {sequence}"]
+                f"{node}.sequence_nr = {sequence}",
+                *([line.format(node=node) for line in WHERE_LINES] if where
+                  else [f"{node}.where = None"])]
 
     def save(self, *tensors, output_of=None):
         """Save tensors (None allowed) for backward; returns nothing, read with ``saved_values``."""
@@ -522,14 +629,23 @@ SavedTensor.__init__ = compile_function("\n".join([
                                      "self.counter.value", "output_of"), 2),
     "        if switches.saved_hooks:",
     "            pack_saved(self, tensor)",
+    "        if switches.mutation and self.version is not PACKED:",
+    "            guard_saved(self)",
+    "        if switches.track_saves:",
+    "            track_saved(self)",
     "        return",
     *indent(SavedTensor.input_lines("self", "tensor")),
     "    if tensor._base is not None and self.producer is not None:",
     "        self.producer = 'AsStrided'  # should it die first: a stale view is re-derived",
     "        self.history = tensor.grad_fn",
     "    if switches.saved_hooks:",
-    "        pack_saved(self, tensor)"]),
-    {"SavedTensor": SavedTensor, "pack_saved": pack_saved})
+    "        pack_saved(self, tensor)",
+    "    if switches.mutation and self.version is not PACKED:",
+    "        guard_saved(self)",
+    "    if switches.track_saves:",
+    "        track_saved(self)"]),
+    {"SavedTensor": SavedTensor, "pack_saved": pack_saved, "guard_saved": guard_saved,
+     "track_saved": track_saved, "PACKED": PACKED})
 
 Node.__init__ = compile_function("\n".join([
     "def __init__(self, inputs):",
@@ -561,6 +677,6 @@ fill_node = compile_function("\n".join([
 AccumulateGrad.__init__ = compile_function("\n".join([
     "def __init__(self, variable):",
     # accumulated as soon as ready, as PyTorch does
-    *indent(Node.field_lines("self", "()", "()", sequence="inf")),
+    *indent(Node.field_lines("self", "()", "()", sequence="inf", where=False)),
     "    self.saved = ()",
     "    self.variable = variable"]), {"inf": math.inf})

@@ -11,7 +11,7 @@ import torch.autograd.forward_ad as tfw
 import nbgrad
 import nbgrad.autograd.forward_ad as nfw
 from helpers import assert_close, on_device
-from ops.test_table import REFERENCE, sample
+from ops.test_table import REFERENCE, number_only, sample
 
 FW = {nbgrad: nfw, torch: tfw}
 ROWS = [row for row in nbgrad.ROWS if row.differentiable and row.name in REFERENCE
@@ -21,7 +21,8 @@ ROWS = [row for row in nbgrad.ROWS if row.differentiable and row.name in REFEREN
 def _values(row, seed=0, shape=(2, 3)):
     rng = np.random.default_rng(seed)
     return [rng.random(shape) < 0.5 if k in row.bool_inputs else
-            2.5 if (row.name == "pow_number" and k == 1) else sample(row, k, rng, shape)
+            2.5 if (row.name == "pow_number" and k == 1) or k in number_only(row) else
+            sample(row, k, rng, shape)
             for k in range(len(row.inputs))]
 
 

@@ -31,7 +31,8 @@ def _location(line):
 
 def _culprit(error):
     """(op name, realpath:line) from nbgrad's "It was modified in place by op() at f:l." """
-    match = re.search(r" It was modified in place by (\S+)\(\) at (.+):(\d+)\.$", str(error))
+    match = re.search(r" It was modified in place by (\S+)\(\) at (.+?):(\d+)\.(?: It was saved |$)",
+                      str(error))
     assert match, f"no culprit sentence in: {error}"
     return match.group(1), f"{os.path.realpath(match.group(2))}:{match.group(3)}"
 

@@ -13,7 +13,8 @@ the copy/fill/gather/scatter kernels; and a sample of the integer and bool
 kernels (int64 arithmetic, bool comparisons, bool sums, casts, int64 matmul).
 Each differentiable row also has its fused forward-mode kernel (value and
 tangent in one pass). ``nbgrad.nn`` adds its own rows (GELU, binary cross
-entropy with logits), the max-pooling step, and the optimizers their fused updates (SGD, Adam), generated
+entropy with logits), the max-pooling step, and the optimizers their fused updates (SGD, Adam, RMSprop,
+Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop: every ``UPDATES`` entry), generated
 from the same declarations (``nbgrad.declarations.optimizer_updates``) as their
 CPU versions.
 """
@@ -29,16 +30,31 @@ def _row_dtypes(row, dtype, names):
     return dtypes
 
 
+def _integral_only(row):
+    """A row PyTorch computes on integers only (the bitwise ops): its check refuses floats."""
+    import nbgrad
+    try:
+        row.check and row.check([nbgrad.float32] * len(row.inputs))
+    except NotImplementedError:
+        return True
+    except Exception:  # noqa: BLE001 - another refusal: not about the dtype
+        pass
+    return False
+
+
 def row_entries(row, dtype):
     from nbgrad.backends.cuda.elementwise import (backward_kernel, backward_reads, forward_kernel,
                                                   jvp_kernel)
+    label = dtype
+    if _integral_only(row):  # its int64 kernels, under each float label
+        dtype = np.dtype(np.int64)
     n = len(row.inputs)
     inputs = [f"x{k}" for k in range(n)]
     out_dtype = np.dtype(np.bool_) if row.result == "bool" else dtype
     dtypes = {"out": out_dtype, **_row_dtypes(row, dtype, inputs)}
-    yield f"{row.name} forward {dtype.name} 2-D", forward_kernel(row, "a" * n, 2), dtypes
+    yield f"{row.name} forward {label.name} 2-D", forward_kernel(row, "a" * n, 2), dtypes
     if n > 1:
-        yield (f"{row.name} forward {dtype.name} scalars", forward_kernel(row, "a" + "s" * (n - 1), 1),
+        yield (f"{row.name} forward {label.name} scalars", forward_kernel(row, "a" + "s" * (n - 1), 1),
                dtypes)
     if row.differentiable:
         wanted = tuple(row.differentiable)
@@ -66,6 +82,27 @@ def reduction_entries(dtype):
                {"out": idx, "x": dtype})
 
 
+def scan_entries(dtype):
+    """Issue 15: cumsum/cumprod (both shapes, accumulating in float64/int64),
+    cummax/cummin, median/mode along a dim, and the product reduction."""
+    from nbgrad.backends.cuda import reductions, scans
+    idx = np.dtype(np.int64)
+    for acc in (np.dtype(np.float64),) + ((idx,) if dtype == FLOATS[0] else ()):  # int64 once
+        value = dtype if acc.kind == "f" else idx
+        for op in ("sum", "prod"):
+            for mode in ("thread", "block"):
+                yield (f"cum{op} {value.name} {mode}", scans._scan_kernel(op, acc, 1, mode),
+                       {"x": value, "out": value, "acc": acc})
+    for op in ("max", "min"):
+        yield f"cum{op} {dtype.name}", scans._extremum_kernel(op, 1), {
+            "x": dtype, "out": dtype, "idx": idx}
+    for which in ("median", "mode"):
+        yield f"{which} lines {dtype.name}", scans._select_kernel(which, 1), {
+            "x": dtype, "out": dtype, "idx": idx}
+    yield (f"prod {dtype.name} block", reductions._kernel("prod", dtype, 1, 2, "block"),
+           {"out": dtype, "x": dtype})
+
+
 def matmul_entries(dtype):
     from nbgrad.backends.cuda.gemm import _kernel
     yield f"matmul {dtype.name} batched", _kernel(dtype, 1), {"a": dtype, "b": dtype, "out": dtype}
@@ -89,6 +126,16 @@ def memory_entries(dtype):
            {"src": dtype, "idx": idx, "out": dtype})
     yield (f"put_along_axis {dtype.name}", memory._along_kernel(2, True),
            {"dst": dtype, "idx": idx, "val": dtype})
+    from nbgrad.backends.cuda import indexing  # issue 15: scatter_add along an axis (atomics)
+    yield (f"scatter_add_along {dtype.name}", indexing._scatter_add_kernel(2),
+           {"dst": dtype, "idx": idx, "val": dtype})
+
+
+def checksum_entries():
+    from nbgrad.backends.cuda import checksums
+    for bits in (np.uint8, np.uint32, np.uint64):  # bool, float32, float64 saved tensors
+        yield (f"checksum {np.dtype(bits).name}", checksums.kernel(),
+               {"bits": np.dtype(bits), "out": np.dtype(np.uint64)})
 
 
 def nn_entries(dtype):
@@ -140,8 +187,10 @@ def entries(rows=None):
         for row in rows:
             yield from row_entries(row, dtype)
         yield from reduction_entries(dtype)
+        yield from scan_entries(dtype)
         yield from matmul_entries(dtype)
         yield from memory_entries(dtype)
         yield from nn_entries(dtype)
         yield from optim_entries(dtype)
     yield from integer_and_bool_entries()
+    yield from checksum_entries()

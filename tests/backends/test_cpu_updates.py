@@ -28,6 +28,17 @@ def _adam(t):
             t(-(0.01 / (1 - 0.9))), t((1 - 0.999) ** 0.5), t(1e-8), True, False)
 
 
+def _scalars(update, t):
+    """Scalars for ``update``: SGD's and Adam's above; the others' arbitrary
+    positive values with every flag on (the forms must agree whatever they are)."""
+    if update is SGD:
+        return _sgd(t, False)
+    if update is ADAM:
+        return _adam(t)
+    return tuple(True if k == "f" else t(0.25 + 0.1 * j)
+                 for j, k in enumerate(update.kinds) if k != "a")
+
+
 def _arrays(update, n, dtype, rng):
     count = update.kinds.count("a")
     return tuple(np.abs(rng.standard_normal(n)).astype(dtype) for _ in range(count))
@@ -58,7 +69,7 @@ def test_serial_parallel_and_foreach_forms_agree(dtype):
     for update in UPDATES:
         big = _arrays(update, PARALLEL_THRESHOLD + 3, dtype, rng)
         small = [_arrays(update, n, dtype, rng) for n in (4, 7)]
-        scalars = _sgd(dtype, False) if update is SGD else _adam(dtype)
+        scalars = _scalars(update, dtype)
         serial = [tuple(a.copy() for a in arrays) for arrays in [big, *small]]
         for arrays in serial:  # the serial loop, piece by piece (below the threshold)
             for start in range(0, arrays[0].size, PARALLEL_THRESHOLD - 1):

@@ -7,7 +7,7 @@ import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
 from nbgrad.autograd import gradcheck, gradgradcheck
-from helpers import cuda_only, on_device
+from helpers import assert_same_error, cuda_only, on_device
 
 from ._util import (DTYPE_IDS, DTYPES, Const, assert_close, assert_grads_match,
                     assert_second_derivatives_match, assert_values_close, copy_weights, run_both,
@@ -97,11 +97,129 @@ def test_functional_conv2d_channel_error_matches_torch():
     assert str(actual.value) == str(expected.value)
 
 
-def test_conv2d_refuses_what_it_does_not_implement():
-    with pytest.raises(NotImplementedError):
-        nn.Conv2d(4, 4, 3, groups=2)
+def test_conv2d_refuses_strided_same_padding():
     with pytest.raises(ValueError, match="strided"):
         nn.Conv2d(4, 4, 3, stride=2, padding="same")
+
+
+# ------------------------------ Conv1d, grouped, padding modes, transposed (issue 16)
+# name: (make(lib) -> layer, input shape)
+LAYERS = {
+    "conv1d": (lambda L: L.nn.Conv1d(4, 6, 3, stride=2, padding=1), (2, 4, 9)),
+    "conv1d-groups-dilation-same": (
+        lambda L: L.nn.Conv1d(4, 8, 3, dilation=2, groups=2, padding="same"), (2, 4, 9)),
+    "conv1d-unbatched-circular": (
+        lambda L: L.nn.Conv1d(3, 2, 3, padding=2, padding_mode="circular"), (3, 7)),
+    "conv2d-depthwise": (lambda L: L.nn.Conv2d(4, 8, 3, groups=4, padding=1, bias=False),
+                         (2, 4, 6, 5)),
+    "conv2d-groups-stride": (lambda L: L.nn.Conv2d(6, 4, (3, 2), stride=(2, 1), groups=2),
+                             (2, 6, 7, 5)),
+    "conv2d-reflect": (lambda L: L.nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"),
+                       (2, 2, 5, 6)),
+    "conv2d-replicate-same": (
+        lambda L: L.nn.Conv2d(2, 3, 4, padding="same", padding_mode="replicate"), (1, 2, 5, 6)),
+    "convT1d": (lambda L: L.nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1,
+                                               groups=2), (2, 4, 5)),
+    "convT2d": (lambda L: L.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1),
+                (2, 3, 4, 3)),
+    "convT2d-dilation-groups": (
+        lambda L: L.nn.ConvTranspose2d(4, 4, (2, 3), stride=(1, 2), dilation=2, groups=2,
+                                       bias=False), (1, 4, 3, 4)),
+    "convT2d-output-padding-past-padding": (
+        lambda L: L.nn.ConvTranspose2d(2, 2, 3, stride=3, output_padding=2), (1, 2, 3, 2)),
+    "convT2d-unbatched": (lambda L: L.nn.ConvTranspose2d(2, 3, 2, stride=2), (2, 3, 3)),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # torch's own note
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_conv_layer_matches_torch(name, dtype):
+    make, shape = LAYERS[name]
+    dname = DTYPE_IDS[DTYPES.index(dtype)]
+    torch.manual_seed(0)
+    tm = make(torch).to(dtype[1])
+    nm = make(nbgrad).to(dtype=dtype[0])
+    assert repr(nm) == repr(tm)
+    assert [(k, tuple(v.shape)) for k, v in nm.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in tm.state_dict().items()]
+    copy_weights(nm, tm)
+    x = np.random.default_rng(3).standard_normal(shape)
+    out, tout, (nx,), (tx,) = run_both(nm, tm, [x], dtype)
+    assert_close(out, tout, dname)
+    assert_close(nx.grad, tx.grad, dname)
+    assert_grads_match(nm, tm, dname)
+    if len(shape) == len(tm.kernel_size) + 2 and tm.padding_mode == "zeros":
+        assert out.grad_fn.name() == "ConvolutionBackward"
+
+
+def test_conv_layers_initialise_as_torch():
+    """Kaiming-uniform(a=sqrt(5)) weights and a bias in +-1/sqrt(fan_in): the
+    same bounds (the transposed weight's fan_in is its dim 1 times the kernel)."""
+    for make, bound in [(lambda L: L.nn.Conv1d(4, 6, 3, groups=2), 1 / np.sqrt(6)),
+                        (lambda L: L.nn.ConvTranspose2d(4, 6, 3, groups=2), 1 / np.sqrt(27))]:
+        layer = make(nbgrad)
+        w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+        assert np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
+        assert np.abs(b).max() <= bound
+
+
+def test_conv_transpose_output_size_matches_torch():
+    torch.manual_seed(0)
+    tm = torch.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+    nm = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+    copy_weights(nm, tm)
+    x = np.random.default_rng(0).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    out = nm(nbgrad.tensor(x), output_size=[8, 8])
+    assert_close(out, tm(torch.tensor(x), output_size=[8, 8]))
+    assert_same_error(lambda lib: (nm if lib is nbgrad else tm)(
+        lib.zeros(1, 2, 4, 4), output_size=[9, 9]))
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (lambda x, w, b: F.conv1d(x, w, b, 2, 1, 1, 2), [(2, 4, 7), (6, 2, 3), (6,)]),
+    (lambda x, w, b: F.conv2d(x, w, b, 1, "same", 2, 3), [(1, 3, 5, 4), (6, 1, 2, 3), (6,)]),
+    (lambda x, w, b: F.conv_transpose1d(x, w, b, 2, 1, 1, 2), [(2, 4, 3), (4, 2, 3), (4,)]),
+    (lambda x, w, b: F.conv_transpose2d(x, w, b, (2, 1), 1, (1, 0), 1, (1, 2)),
+     [(1, 2, 3, 3), (2, 3, 2, 2), (3,)]),
+], ids=["conv1d-groups", "conv2d-groups-same", "convT1d-groups", "convT2d"])
+def test_conv_variants_gradcheck_and_gradgradcheck(fn, shapes):
+    rng = np.random.default_rng(5)
+    args = tuple(nbgrad.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes)
+    assert gradcheck(fn, args)
+    assert gradgradcheck(fn, args)
+
+
+CONV_ERRORS = [
+    lambda L: L.nn.functional.conv2d(L.zeros(2, 4, 8, 8), L.zeros(8, 3, 3, 3)),
+    lambda L: L.nn.functional.conv1d(L.zeros(2, 3, 8), L.zeros(6, 2, 3), groups=2),
+    lambda L: L.nn.functional.conv1d(L.zeros(2, 3, 8), L.zeros(5, 3, 3), groups=2),
+    lambda L: L.nn.functional.conv1d(L.zeros(2, 3, 2), L.zeros(5, 3, 3)),
+    lambda L: L.nn.functional.conv1d(L.zeros(2, 3, 8), L.zeros(5, 3, 3), L.zeros(4)),
+    lambda L: L.nn.functional.conv1d(L.zeros(2, 3, 8), L.zeros(6, 3, 3), stride=2,
+                                     padding="same"),
+    lambda L: L.nn.functional.conv_transpose2d(L.zeros(1, 3, 4, 4), L.zeros(4, 3, 3, 3)),
+    lambda L: L.nn.functional.conv_transpose2d(L.zeros(2, 3, 8, 8), L.zeros(3, 3, 3, 3),
+                                               stride=2, output_padding=2),
+    lambda L: L.nn.Conv1d(2, 4, 3)(L.zeros(2, 2, 2, 2)),
+    lambda L: L.nn.Conv1d(4, 6, 3, groups=4),
+    lambda L: L.nn.Conv1d(4, 6, 3, groups=3),
+    lambda L: L.nn.Conv2d(2, 4, 3, padding_mode="foo"),
+    lambda L: L.nn.ConvTranspose2d(2, 4, 3, padding_mode="reflect"),
+]
+
+
+@pytest.mark.parametrize("fn", CONV_ERRORS, ids=range(len(CONV_ERRORS)))
+def test_conv_errors_match_torch(fn):
+    assert_same_error(fn)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name", ["conv1d-groups-dilation-same", "conv2d-reflect", "convT2d"])
+def test_conv_variants_on_the_device_match_torch(name, dtype, device):
+    make, shape = LAYERS[name]
+    x = np.random.default_rng(2).standard_normal(shape)
+    run_on_device(lambda m, x: m(x), make, [x], dtype, device)
 
 
 # ------------------------------------------------------------ on every device

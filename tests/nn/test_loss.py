@@ -453,3 +453,129 @@ def test_cross_entropy_hessian_matches_torch():
                 for k in range(g.numel())]
         hessians.append(lib.stack(rows))
     assert_values_close(*hessians)
+
+
+# -- issue 16: the rest of PyTorch's losses -------------------------------------
+TESTED_OPS = {"l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
+              "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss",
+              "margin_ranking_loss", "triplet_margin_loss", "multilabel_soft_margin_loss",
+              "mse_loss", "nll_loss", "cross_entropy"}
+
+_RNG = np.random.default_rng(11)
+_X, _Y = _RNG.standard_normal((4, 3)) * 2, _RNG.standard_normal((4, 3))
+_P, _Q = _RNG.uniform(0.05, 0.95, (4, 3)), _RNG.uniform(0.0, 1.0, (4, 3))
+_V = _RNG.uniform(0.2, 2.0, (4, 3))
+_SIGNS = np.array([1, -1, 1, -1])
+_W = _RNG.uniform(0.5, 2.0, 3)
+
+# name -> (make(lib, reduction) -> module, inputs, node name of reduction "mean" or None)
+NEW_LOSSES = {
+    "mse": (lambda L, r: L.nn.MSELoss(reduction=r), [_X, _Y], "MseLossBackward"),
+    "l1": (lambda L, r: L.nn.L1Loss(reduction=r), [_X, _Y], "MeanBackward"),
+    "smooth_l1": (lambda L, r: L.nn.SmoothL1Loss(reduction=r), [_X, _Y], "SmoothL1LossBackward"),
+    "smooth_l1-beta": (lambda L, r: L.nn.SmoothL1Loss(reduction=r, beta=0.5), [_X, _Y], None),
+    "smooth_l1-beta0": (lambda L, r: L.nn.SmoothL1Loss(reduction=r, beta=0.0), [_X, _Y], None),
+    "huber": (lambda L, r: L.nn.HuberLoss(reduction=r), [_X, _Y], "HuberLossBackward"),
+    "huber-delta": (lambda L, r: L.nn.HuberLoss(reduction=r, delta=0.4), [_X, _Y], None),
+    "bce": (lambda L, r: L.nn.BCELoss(reduction=r), [_P, _Q], "BinaryCrossEntropyBackward"),
+    "bce-weight": (lambda L, r: L.nn.BCELoss(L.tensor(_W), reduction=r), [_P, _Q], None),
+    "kl": (lambda L, r: L.nn.KLDivLoss(reduction=r), [_X, _Q], None),
+    "kl-log": (lambda L, r: L.nn.KLDivLoss(reduction=r, log_target=True), [_X, _Y], None),
+    "poisson": (lambda L, r: L.nn.PoissonNLLLoss(reduction=r), [_X, _Q * 3], None),
+    "poisson-full": (lambda L, r: L.nn.PoissonNLLLoss(log_input=False, full=True, reduction=r),
+                     [_P, _Q * 3], None),
+    "gaussian": (lambda L, r: L.nn.GaussianNLLLoss(full=True, reduction=r), [_X, _Y, _V], None),
+    "gaussian-var-1d": (lambda L, r: L.nn.GaussianNLLLoss(reduction=r), [_X, _Y, _V[:, 0]], None),
+    "cosine": (lambda L, r: L.nn.CosineEmbeddingLoss(0.1, reduction=r), [_X, _Y, _SIGNS], None),
+    "ranking": (lambda L, r: L.nn.MarginRankingLoss(0.2, reduction=r),
+                [_X[:, 0], _Y[:, 0], _SIGNS.astype(float)], None),
+    "triplet": (lambda L, r: L.nn.TripletMarginLoss(reduction=r), [_X, _Y, _V], None),
+    "triplet-swap-p1": (lambda L, r: L.nn.TripletMarginLoss(0.5, p=1.0, swap=True, reduction=r),
+                        [_X, _Y, _V], None),
+    "multilabel": (lambda L, r: L.nn.MultiLabelSoftMarginLoss(L.tensor(_W), reduction=r),
+                   [_X, (_Q > 0.5).astype(float)], None),
+}
+
+
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides")
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name", list(NEW_LOSSES))
+def test_loss_matches_torch(name, reduction, dtype):
+    make, inputs, node = NEW_LOSSES[name]
+    nb_dtype, t_dtype = dtype
+    nb, tm = make(nbgrad, reduction).to(dtype=nb_dtype), make(torch, reduction).to(t_dtype)
+    assert repr(nb) == repr(tm)
+    _check(nb, tm, inputs, dtype)
+    if node is not None and reduction == "mean":
+        out = nb(*[nbgrad.tensor(x, dtype=nb_dtype if x.dtype.kind == "f" else None,
+                                 requires_grad=x.dtype.kind == "f") for x in inputs])
+        assert out.grad_fn.name() == node
+
+
+def test_kl_div_batchmean_matches_torch():
+    _check(lambda a, b: F.kl_div(a, b, reduction="batchmean"),
+           lambda a, b: torch.nn.functional.kl_div(a, b, reduction="batchmean"), [_X, _Q],
+           DTYPES[1])
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_and_cross_entropy_spatial_weight_ignore_match_torch(reduction):
+    rng = np.random.default_rng(12)
+    x, t = rng.standard_normal((2, 3, 4, 5)), rng.integers(0, 3, (2, 4, 5))
+    t[0, 0, 0] = -100
+    w = rng.uniform(0.5, 2.0, 3)
+    _check(lambda a, b: F.nll_loss(a, b, weight=nbgrad.tensor(w), reduction=reduction),
+           lambda a, b: torch.nn.functional.nll_loss(a, b, weight=torch.tensor(w),
+                                                     reduction=reduction), [x, t], DTYPES[1])
+    t[0, 0, 0] = 1
+    _check(lambda a, b: F.cross_entropy(a, b, weight=nbgrad.tensor(w), ignore_index=2,
+                                        reduction=reduction),
+           lambda a, b: torch.nn.functional.cross_entropy(a, b, weight=torch.tensor(w),
+                                                          ignore_index=2, reduction=reduction),
+           [x, t], DTYPES[1])
+
+
+@pytest.mark.parametrize("name", ["mse", "smooth_l1", "huber", "bce"])
+def test_fused_loss_gradcheck(name):
+    make, inputs, _ = NEW_LOSSES[name]
+    module = make(nbgrad, "mean")
+    leaves = [nbgrad.tensor(x, requires_grad=True) for x in inputs]
+    assert gradcheck(module, leaves) and gradgradcheck(module, leaves)
+
+
+@pytest.mark.parametrize("name", ["mse", "smooth_l1", "huber", "bce"])
+def test_fused_loss_second_derivatives_match_torch(name):
+    make, inputs, _ = NEW_LOSSES[name]
+    modules = {lib: make(lib, "sum") for lib in (nbgrad, torch)}
+    assert_second_derivatives_match(lambda lib, a, b: modules[lib](a, b), inputs, "cpu")
+
+
+NEW_LOSS_ERRORS = [
+    ("bce-range", lambda L: L.nn.functional.binary_cross_entropy(L.ones(2) * 2, L.ones(2))),
+    ("bce-size", lambda L: L.nn.functional.binary_cross_entropy(L.ones(2) / 2, L.ones(3))),
+    ("smooth-beta", lambda L: L.nn.functional.smooth_l1_loss(L.ones(2), L.ones(2), beta=-1.0)),
+    ("huber-delta", lambda L: L.nn.functional.huber_loss(L.ones(2), L.ones(2), delta=0.0)),
+    ("reduction", lambda L: L.nn.functional.l1_loss(L.ones(2), L.ones(2), reduction="max")),
+    ("triplet-margin", lambda L: L.nn.TripletMarginLoss(margin=0.0)),
+    ("gaussian-var", lambda L: L.nn.functional.gaussian_nll_loss(L.ones(2, 3), L.ones(2, 3),
+                                                                  L.ones(3))),
+    ("gaussian-negative", lambda L: L.nn.functional.gaussian_nll_loss(
+        L.ones(2), L.ones(2), -L.ones(2))),
+]
+
+
+@pytest.mark.parametrize("make", [e[1] for e in NEW_LOSS_ERRORS],
+                         ids=[e[0] for e in NEW_LOSS_ERRORS])
+def test_new_loss_errors_match_torch(make):
+    with pytest.raises(Exception) as want:
+        make(torch)
+    with pytest.raises(type(want.value)) as got:
+        make(nbgrad)
+    assert str(got.value) == str(want.value).replace("torch.", "nbgrad.")
+
+
+@pytest.mark.parametrize("name", ["smooth_l1", "bce", "huber"])
+def test_fused_losses_on_the_device_match_torch(name, device):
+    make, inputs, _ = NEW_LOSSES[name]
+    run_on_device(lambda m, a, b: m(a, b), lambda L: make(L, "mean"), inputs, DTYPES[0], device)

@@ -62,7 +62,7 @@ def test_reassignment_and_deletion():
     net.fc = None
     assert net.fc is None and "fc.weight" not in net.state_dict()
     net.fc = nn.Linear(8, 3)
-    with pytest.raises(TypeError, match="cannot assign 'nbgrad.Tensor' as parameter 'scale'"):
+    with pytest.raises(TypeError, match="cannot assign 'nbgrad.FloatTensor' as parameter 'scale'"):
         net.scale = nbgrad.ones(1)
     with pytest.raises(TypeError, match="child module 'fc'"):
         net.fc = 3

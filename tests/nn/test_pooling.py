@@ -6,11 +6,14 @@ import torch
 import nbgrad
 import nbgrad.nn as nn
 import nbgrad.nn.functional as F
-from helpers import node_name, on_device
+from helpers import assert_same_error, node_name, on_device
 from nbgrad.autograd import gradcheck, gradgradcheck
 
 from ._util import (DTYPE_IDS, DTYPES, assert_close, assert_second_derivatives_match,
                     assert_values_close, run_both, run_on_device)
+
+TESTED_OPS = {"max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
+              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"}
 
 MAX_CONFIGS = [
     dict(kernel_size=2),
@@ -239,3 +242,84 @@ def test_a_freed_max_pool_gradient_graph_refuses_a_second_backward(lib):
     (g,) = lib.autograd.grad(lib.nn.functional.avg_pool2d(x, 2).sum(), x, create_graph=True)
     g.sum().backward()
     g.sum().backward()
+
+
+# ------------------------------------------------- 1-D and adaptive pooling (issue 16)
+# name: (make(lib) -> layer, input shape, PyTorch's node name or None (a squeeze))
+POOLS = {
+    "max1d": (lambda L: L.nn.MaxPool1d(3, 2, 1), (2, 3, 10), None),
+    "max1d-ceil-dilation": (lambda L: L.nn.MaxPool1d(2, 2, dilation=2, ceil_mode=True),
+                            (3, 11), None),
+    "avg1d": (lambda L: L.nn.AvgPool1d(3, 2, 1, count_include_pad=False), (2, 3, 10), None),
+    "adaptive-avg1d": (lambda L: L.nn.AdaptiveAvgPool1d(4), (2, 3, 10), None),
+    "adaptive-avg2d": (lambda L: L.nn.AdaptiveAvgPool2d((4, 3)), (2, 3, 10, 9),
+                       "AdaptiveAvgPool2DBackward"),
+    "adaptive-avg2d-none-unbatched": (lambda L: L.nn.AdaptiveAvgPool2d((3, None)), (3, 7, 5),
+                                      "AdaptiveAvgPool2DBackward"),
+    "adaptive-avg2d-global": (lambda L: L.nn.AdaptiveAvgPool2d(1), (2, 3, 5, 4),
+                              "AdaptiveAvgPool2DBackward"),
+    "adaptive-max1d": (lambda L: L.nn.AdaptiveMaxPool1d(3), (2, 3, 10), None),
+    "adaptive-max2d": (lambda L: L.nn.AdaptiveMaxPool2d((4, 3)), (2, 3, 10, 9),
+                       "AdaptiveMaxPool2DBackward"),
+    "adaptive-max2d-upsampling": (lambda L: L.nn.AdaptiveMaxPool2d(7), (1, 2, 5, 4),
+                                  "AdaptiveMaxPool2DBackward"),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name", list(POOLS))
+def test_1d_and_adaptive_pools_match_torch(name, dtype):
+    make, shape, node = POOLS[name]
+    dname = DTYPE_IDS[DTYPES.index(dtype)]
+    nm, tm = make(nbgrad), make(torch)
+    assert repr(nm) == repr(tm)
+    x = np.random.default_rng(1).standard_normal(shape)
+    out, tout, (nx,), (tx,) = run_both(nm, tm, [x], dtype)
+    assert_close(out, tout, dname)
+    assert_close(nx.grad, tx.grad, dname)
+    assert node_name(out.grad_fn) == (node or "SqueezeBackward")
+
+
+@pytest.mark.parametrize("fn", ["max_pool1d", "adaptive_max_pool1d", "adaptive_max_pool2d"])
+def test_pool_return_indices_match_torch(fn):
+    x = np.random.default_rng(2).standard_normal((2, 3, 7, 9) if fn.endswith("2d") else (2, 3, 9))
+    args = (3,) if fn.startswith("adaptive") else (3, 2)
+    out, idx = getattr(F, fn)(nbgrad.tensor(x), *args, return_indices=True)
+    tout, tidx = getattr(torch.nn.functional, fn)(torch.tensor(x), *args, return_indices=True)
+    assert_close(out, tout)
+    assert idx.dtype is nbgrad.int64 and np.array_equal(idx.numpy(), tidx.numpy())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
+    lambda x: F.adaptive_max_pool2d(x, (2, 3)),
+    lambda x: F.avg_pool1d(x.flatten(2), 3, 2, 1),
+    lambda x: F.max_pool1d(x.flatten(2), 3, 2),
+], ids=["adaptive-avg2d", "adaptive-max2d", "avg1d", "max1d"])
+def test_1d_and_adaptive_pool_gradcheck(fn):
+    x = nbgrad.tensor(np.random.default_rng(3).standard_normal((1, 2, 5, 4)), requires_grad=True)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+POOL_ERRORS = [
+    lambda L: L.nn.functional.adaptive_avg_pool2d(L.zeros(2, 3), 2),
+    lambda L: L.nn.functional.adaptive_avg_pool2d(L.zeros(2, 3, 4, 4), (2,)),
+    lambda L: L.nn.functional.adaptive_avg_pool1d(L.zeros(2, 3, 4, 4), 2),
+    lambda L: L.nn.functional.max_pool1d(L.zeros(2, 3, 4, 4), 2),
+    lambda L: L.nn.functional.avg_pool1d(L.zeros(3, 4, 4, 4), 2),
+    lambda L: L.nn.functional.adaptive_avg_pool2d(L.zeros(2, 3, 0, 4), 2),
+]
+
+
+@pytest.mark.parametrize("fn", POOL_ERRORS, ids=range(len(POOL_ERRORS)))
+def test_1d_and_adaptive_pool_errors_match_torch(fn):
+    assert_same_error(fn)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("name", ["adaptive-avg2d", "adaptive-max2d", "max1d"])
+def test_1d_and_adaptive_pools_on_the_device_match_torch(name, dtype, device):
+    make, shape, _ = POOLS[name]
+    x = np.random.default_rng(4).standard_normal(shape)
+    run_on_device(lambda m, x: m(x), make, [x], dtype, device)

@@ -15,6 +15,8 @@ from helpers import (MIXED, assert_same_error, cuda_only, dtype_name, lib_of, no
                      raises_like_torch, run_like_torch, values)
 from nbgrad.autograd import gradcheck
 
+TESTED_OPS = {"matmul", "mm"}  # tests/ops/test_exports.py
+
 
 SHAPES = [
     ((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)),

@@ -12,7 +12,14 @@ import numpy as np
 
 from .. import layout
 from . import elementwise, loops, memory, softmax_kernels, updates
+from .recurrent import (gru_cell_backward, gru_cell_forward, lstm_cell_backward,  # noqa: F401
+                        lstm_cell_forward, rnn_cell_backward, rnn_cell_forward)
+from . import linalg, scans, selection, statistics_kernels  # issue 15 (see the end)
+from . import indexing, sorting  # issue 15: gathers, scatters, sorting
+from . import normalization  # issue 16: fused normalization kernels
 from .allocator import _SMALL_COUNT, pool
+from .checksums import checksum  # noqa: F401  (the contract's)
+from .random import random_fill, random_state, random_stream, set_random_state  # noqa: F401
 
 name = "cpu"
 elementwise_forward = elementwise.forward
@@ -26,6 +33,13 @@ column_sums = loops.column_sums
 picked_sum = loops.picked_sum
 take_per_row = loops.take_per_row
 put_per_row = loops.put_per_row
+norm_row_stats = normalization.norm_row_stats
+norm_row_forward = normalization.norm_row_forward
+norm_row_backward = normalization.norm_row_backward
+norm_channel_stats = normalization.norm_channel_stats
+norm_running_update = normalization.norm_running_update
+norm_channel_forward = normalization.norm_channel_forward
+norm_channel_backward = normalization.norm_channel_backward
 optimizer_update = updates.optimizer_update
 optimizer_update_foreach = updates.optimizer_update_foreach
 update_foreach_below = updates.PARALLEL_THRESHOLD  # larger parameters take the parallel kernel
@@ -79,6 +93,11 @@ def asarray(data, dtype=None):
 
 def to_numpy(a):
     """The host array itself (no copy: CPU tensors share memory with NumPy)."""
+    return a
+
+
+def kernel_argument(a):
+    """``a`` as a user's ``@njit`` function takes it: the array itself."""
     return a
 
 
@@ -310,3 +329,71 @@ def max_pool_step(best, argmax, value, k):
 def pool_index_dtype(count):
     """One byte per index where the offsets fit: a quarter of int64's memory traffic."""
     return np.dtype(np.uint8) if count < 256 else np.dtype(np.int64)
+
+
+# -- issue 15: products, scans and selections, linear algebra (backends/cpu/scans.py,
+# selection.py, linalg.py)
+cumulative = scans.cumulative
+cumulative_extremum = scans.cumulative_extremum
+median_with_indices = selection.median_with_indices
+mode_with_indices = selection.mode_with_indices
+reduce_median = selection.reduce_median
+linalg_inv = linalg.linalg_inv
+linalg_solve = linalg.linalg_solve
+linalg_det = linalg.linalg_det
+
+
+def reduce_prod(a, axis=None, keepdims=False, dtype=None):
+    """The product over ``axis``; bool and integers multiply in int64, as PyTorch's.
+    Floats over trailing axes take the compiled loop (NumPy's does not vectorize)."""
+    if dtype is None and a.dtype.kind in "biu":
+        dtype = np.int64
+    axes = _trailing_axes(a, axis)
+    lines = statistics_kernels.rows(a, axes) if dtype is None or dtype == a.dtype else None
+    if lines is None:
+        with np.errstate(all="ignore"):
+            return np.asarray(np.prod(a, axis=axis, keepdims=keepdims, dtype=dtype))
+    return statistics_kernels.prod(lines).reshape(_reduced_shape(a.shape, axes, keepdims))
+
+
+def _trailing_axes(a, axis):
+    if axis is None:
+        return tuple(range(a.ndim))
+    if axis.__class__ is int:
+        return (axis % a.ndim,)
+    return tuple(sorted(k % a.ndim for k in axis))
+
+
+def _reduced_shape(shape, axes, keepdims):
+    return tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims else \
+        tuple(n for k, n in enumerate(shape) if k not in axes)
+
+
+def fused_var(x, axes, dof):
+    """The variance over ``axes`` divided by ``dof`` in one compiled pass per
+    row, where they are ``x``'s trailing axes (C-contiguous floats); else None."""
+    lines = statistics_kernels.rows(x, axes)
+    if lines is None:
+        return None
+    return statistics_kernels.var(lines, dof).reshape(_reduced_shape(x.shape, axes, False))
+
+
+def fused_logsumexp(x, axes):
+    """logsumexp over ``axes`` in one compiled pass per row, where they are
+    ``x``'s trailing axes (C-contiguous floats); else None."""
+    lines = statistics_kernels.rows(x, axes)
+    if lines is None:
+        return None
+    return statistics_kernels.logsumexp(lines).reshape(_reduced_shape(x.shape, axes, False))
+
+
+# -- issue 15: gathers, scatters, sorting and selection (backends/cpu/indexing.py, sorting.py)
+gather_along = indexing.gather_along
+scatter_along = _quiet(indexing.scatter_along)
+first_out_of_range = indexing.first_out_of_range
+nonzero = indexing.nonzero
+sort_along = sorting.sort_along
+topk_along = sorting.topk_along
+searchsorted = indexing.searchsorted
+histc = _quiet(indexing.histc)
+unique = sorting.unique

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..contract import SmallKernels
 from ..kernel_source import backward_reads, jvp_body_lines, jvp_helpers, load_module
+from . import half as _half
 from .allocator import _SMALL_COUNT, POOL_MIN_BYTES, pool
 
 # Elements from which the prange loop beats the serial one (python -m
@@ -26,6 +27,7 @@ PARALLEL_THRESHOLD = 1 << 16 if _SPINNING else 1 << 19
 
 _forward_kernels = {}
 _backward_kernels = {}
+_FLOAT16 = _half.FLOAT16
 
 
 def _inline(fn):
@@ -104,36 +106,56 @@ def _blocked_nest(ndim, shape_of, body_for, fast_body_for, check_for, index):
     return "\n".join(lines), body
 
 
-def _fast_check(limit, names, is_array):
+def _fast_check(limit, names, is_array, half=frozenset()):
     """``check_for``: every named operand within ``abs(x) <= limit`` (false
     for nan, so nan takes the general path)."""
     def check_for(ix):
-        terms = [f"(abs({n}{ix if is_array[n] else ''}) <= {limit!r})" for n in names]
+        terms = [f"(abs({_read(n, ix, is_array[n], half)}) <= {limit!r})" for n in names]
         return " & ".join(terms) if terms else "True"
     return check_for
 
 
-def _forward_module(row, kinds, ndim):
+def _read(name, ix, is_array, half):
+    """How a kernel reads operand ``name``: an element of an array (through
+    ``load_half`` for a float16 one, see half.py) or a scalar."""
+    if not is_array:
+        return name
+    return f"load_half({name}{ix})" if name in half else name + ix
+
+
+def _store(name, ix, value, half):
+    return f"{name}{ix} = " + (f"store_half({value})" if name in half else value)
+
+
+def _half_helpers(helpers, half):
+    if half:
+        helpers.update(load_half=_half.load_half, store_half=_half.store_half)
+    return helpers
+
+
+def _forward_module(row, kinds, ndim, half=frozenset()):
+    """``half``: the operands ("out", "x0", ...) that are float16 arrays (as bits)."""
     args = [f"x{k}" for k in range(len(kinds))]
     is_array = {a: kind == "a" for a, kind in zip(args, kinds)}
 
     def call(fn):
         def body(ix):
-            operands = ", ".join(a + ix if is_array[a] else a for a in args)
-            return [f"out{ix} = {fn}({operands})"]
+            operands = ", ".join(_read(a, ix, is_array[a], half) for a in args)
+            return [_store("out", ix, f"{fn}({operands})", half)]
         return body
 
-    helpers = {"forward": row.forward}
+    helpers = _half_helpers({"forward": row.forward}, half)
     fast = None
     path = getattr(row, "fast_path", None)
     if path is not None:
         helpers["forward_fast"] = path.forward
-        fast = (call("forward_fast"), _fast_check(path.limit, args, is_array))
+        fast = (call("forward_fast"), _fast_check(path.limit, args, is_array, half))
     source = _module_source(", ".join(["out", *args]), ndim, call("forward"), "out", fast)
     return load_module(source, helpers, _inline, f"{row.name}_fwd")
 
 
-def _backward_module(row, wanted, kinds, ndim):
+def _backward_module(row, wanted, kinds, ndim, half=frozenset()):
+    """``half``: the operands ("g", "x0", "out", "grad0", ...) that are float16 (as bits)."""
     reads, names = backward_reads(row, wanted)
     is_array = {f"x{k}": kind == "a" for k, kind in enumerate(kinds)}
     is_array.update(g=True, out=True)
@@ -146,19 +168,19 @@ def _backward_module(row, wanted, kinds, ndim):
             lines = []
             for i in wanted:
                 operands = ", ".join(
-                    names[p] + (ix if is_array[names[p]] else "") for p in row.grad_params(i))
+                    _read(names[p], ix, is_array[names[p]], half) for p in row.grad_params(i))
                 fn = f"derivative{i}_fast" if fast and i in fast_grads else f"derivative{i}"
-                lines.append(f"grad{i}{ix} = {fn}({operands})")
+                lines.append(_store(f"grad{i}", ix, f"{fn}({operands})", half))
             return lines
         return body
 
-    helpers = {f"derivative{i}": row.derivative(i) for i in wanted}
+    helpers = _half_helpers({f"derivative{i}": row.derivative(i) for i in wanted}, half)
     fast = None
     if fast_grads:
         helpers.update({f"derivative{i}_fast": fn for i, fn in fast_grads.items()})
         # The limit is on the inputs the derivatives read, not on g or out.
         checked = [n for n in reads if n.startswith("x")]
-        fast = (body_with(True), _fast_check(path.limit, checked, is_array))
+        fast = (body_with(True), _fast_check(path.limit, checked, is_array, half))
     source = _module_source(", ".join([*reads, *(f"grad{i}" for i in wanted)]), ndim,
                             body_with(False), "g", fast)
     return load_module(source, helpers, _inline, f"{row.name}_bwd")
@@ -215,14 +237,27 @@ def forward_for(row, kinds):
     also offers ``run.new(shape, dtype, args) -> out``, the same into a new
     array: a small flat output comes straight from ``np.empty`` (the pool
     would hand it there anyway), saving the allocator's Python layers."""
-    module = _forward_plan(row, tuple(np.ndarray if k == "a" else np.generic for k in kinds), 1)[0]
+    pooled = pool.empty
+    if "h" in kinds:  # a float16 argument: see _half_forward
+        def run(out, args):
+            _half_forward(row, out, args)
+
+        def new(shape, dtype, args):
+            out = pooled(shape, dtype)
+            _half_forward(row, out, args)
+            return out
+        run.new = new
+        return run
+
+    # No float16 array among the arguments (the op layer sends a float16
+    # result of other arguments to ``forward``), so no float16 test per call.
+    module = _forward_plan(row, tuple(np.generic if k == "s" else np.ndarray for k in kinds), 1)[0]
     serial, parallel = module.serial, module.parallel
     empty = np.empty
-    pooled = pool.empty
 
     def run(out, args):
         if out.ndim != 1:
-            return forward(row, out, args)
+            return _forward(row, out, args)
         (serial if out.shape[0] < PARALLEL_THRESHOLD else parallel)(out, *args)
 
     def new(shape, dtype, args):
@@ -232,7 +267,7 @@ def forward_for(row, kinds):
             (serial if n < PARALLEL_THRESHOLD else parallel)(out, *args)
             return out
         out = pooled(shape, dtype)
-        forward(row, out, args)
+        _forward(row, out, args)
         return out
 
     run.new = new
@@ -252,6 +287,8 @@ def small_forward(row, kinds, out_dtype):
     for ``ndim >= 1`` dimensions) into ``out = new(shape, out_dtype)``
     (np.empty: small arrays skip the pool), for callers that inline it."""
     types = tuple(np.ndarray if k == "a" else np.generic for k in kinds)
+    if np.dtype(out_dtype) == _half.FLOAT16:  # the general path takes float16 as bits
+        return None
 
     def kernel_for(ndim):
         return _forward_plan(row, types, ndim)[0].serial
@@ -261,6 +298,13 @@ def small_forward(row, kinds, out_dtype):
 def forward(row, out, args):
     """Write ``row.forward(*args)`` into ``out``. Array arguments must already
     have ``out``'s shape (broadcast views are fine); others are NumPy scalars."""
+    if _has_half(out, args):  # Numba has no float16: see _half_forward
+        return _half_forward(row, out, args)
+    return _forward(row, out, args)
+
+
+def _forward(row, out, args):
+    """``forward`` where no argument and not ``out`` is float16."""
     if out.ndim == 1:  # flat already (strided and broadcast inputs included): no coalescing
         key = (row, out.ndim, *map(type, args))
         plan = _forward_plans.get(key)
@@ -319,7 +363,14 @@ def _flat_backward(row, wanted, types, fallback=None):
     checks = sorted({k for k, array in zip(sources, is_array) if array and k >= 0})
     grads = [f"grad{i}" for i in range(len(wanted))]
     miss = "return None" if fallback is None else "return fallback(row, wanted, grad, args, out)"
-    lines = ["def run(grad, args, out):", "    shape = grad.shape"]
+    # Numba has no float16: a float16 gradient or saved array goes to _half_backward
+    # (one identity test per array the kernel reads; the saved ones are never None).
+    halves = " or ".join(f"{operand.get(k, f'args[{k}]')}.dtype is FLOAT16"
+                         for k, array in zip(sources, is_array) if array)
+    lines = ["def run(grad, args, out):",
+             f"    if {halves or 'False'}:",
+             "        return half(row, wanted, grad, args, out)",
+             "    shape = grad.shape"]
     if fallback is not None:
         lines.append(f"    if len(shape) != 1:\n        {miss}")
     lines += [f"    if args[{k}].shape != shape:\n        {miss}" for k in checks]
@@ -331,7 +382,7 @@ def _flat_backward(row, wanted, types, fallback=None):
     lines.append(f"    (serial if shape[0] < PARALLEL_THRESHOLD else parallel)({call})")
     lines.append(f"    return [{', '.join(grads)}]")
     namespace = {"empty": np.empty, "pooled": pool.empty, "PARALLEL_THRESHOLD": PARALLEL_THRESHOLD,
-                 "SMALL_COUNT": _SMALL_COUNT,
+                 "SMALL_COUNT": _SMALL_COUNT, "half": _half_backward, "FLOAT16": _FLOAT16,
                  "serial": module.serial, "parallel": module.parallel,
                  "fallback": fallback, "row": row, "wanted": wanted}
     exec("\n".join(lines), namespace)
@@ -347,6 +398,8 @@ def small_backward(row, wanted, dtype):
     k: input k)."""
     wanted = tuple(wanted)
     kinds = "a" * len(row.inputs)
+    if np.dtype(dtype) == _half.FLOAT16:  # the general path takes float16 as bits
+        return None
 
     def kernel_for(ndim):
         key = (row, wanted, kinds, ndim)
@@ -371,6 +424,8 @@ def backward(row, wanted, grad, args, out):
     computed in one pass. ``args``/``out`` hold the saved values (None where
     not saved, which is only where the derivatives do not read them)."""
     wanted = tuple(wanted)
+    if grad.dtype is _FLOAT16 or _has_half_saved(grad, args, out):  # see _half_forward
+        return _half_backward(row, wanted, grad, args, out)
     shape = grad.shape
     if grad.ndim == 1:
         key = (row, wanted, *map(type, args))
@@ -401,18 +456,19 @@ def backward(row, wanted, grad, args, out):
 
 
 # ------------------------------------------------------------- forward mode
-def _jvp_module(row, active, kinds, ndim):
+def _jvp_module(row, active, kinds, ndim, half=frozenset()):
     args = [f"x{k}" for k in range(len(kinds))]
     tangents = [f"t{k}" for k in active]
     is_array = {a: kind == "a" for a, kind in zip(args, kinds)}
 
     def body(ix):
-        lines = jvp_body_lines(row, active, lambda k: args[k] + (ix if is_array[args[k]] else ""),
-                               lambda k: f"t{k}{ix}")
-        return lines + [f"out{ix} = v", f"tout{ix} = tangent_out"]
+        lines = jvp_body_lines(row, active, lambda k: _read(args[k], ix, is_array[args[k]], half),
+                               lambda k: _read(f"t{k}", ix, True, half))
+        return lines + [_store("out", ix, "v", half), _store("tout", ix, "tangent_out", half)]
 
     source = _module_source(", ".join(["out", "tout", *args, *tangents]), ndim, body, "out")
-    return load_module(source, jvp_helpers(row, active), _inline, f"{row.name}_jvp")
+    return load_module(source, _half_helpers(jvp_helpers(row, active), half), _inline,
+                       f"{row.name}_jvp")
 
 
 _jvp_kernels = {}
@@ -424,13 +480,107 @@ def jvp(row, active, out, tangent_out, args, tangents):
     ``active`` (``tangents``, one per active input). Arrays must have ``out``'s
     shape (broadcast views are fine); other arguments are NumPy scalars."""
     active = tuple(active)
+    if _has_half(out, args):
+        args = [_as_compute(a) for a in args]
     kinds = "".join("s" if isinstance(a, np.generic) else "a" for a in args)
     arrays = [out, tangent_out] + [a for a in args if not isinstance(a, np.generic)] + list(tangents)
+    names = ["out", "tout", *(f"x{k}" for k, kind in enumerate(kinds) if kind == "a"),
+             *(f"t{k}" for k in active)]
+    half = _half_set(names, arrays)
     ndim, views = _coalesce(out.shape, arrays)
+    if half:
+        views = [_half.bits(v) for v in views]
     it = iter(views[2:])
     args = [a if kind == "s" else next(it) for a, kind in zip(args, kinds)]
-    key = (row, active, kinds, ndim)
+    key = (row, active, kinds, ndim, half)
     module = _jvp_kernels.get(key)
     if module is None:
-        module = _jvp_kernels[key] = _jvp_module(row, active, kinds, ndim)
+        module = _jvp_kernels[key] = _jvp_module(row, active, kinds, ndim, half)
     _variant(module, out.size)(views[0], views[1], *args, *it)
+
+
+# ------------------------------------------------------------------ float16
+# Numba's CPU target has no float16 arithmetic (it types float16 arrays, then
+# fails to lower them, or would round after every operation), so a call with
+# a float16 array comes here: these kernels take the float16 arrays as their
+# bits and convert each element to float32 and back (half.py): the row
+# computes in float32 and rounds once on store, as PyTorch's. Keyed by which
+# operands are float16. The checks cost one comparison where the op layer
+# knows the dtypes (a plan's kinds say "h"), a few elsewhere.
+
+
+def _has_half(out, args):
+    """Whether ``out`` or an argument is a float16 array (or number)."""
+    if out.dtype is _FLOAT16:
+        return True
+    for a in args:
+        if a.__class__ is np.ndarray:
+            if a.dtype is _FLOAT16:
+                return True
+        elif a.__class__ is np.float16 or (isinstance(a, np.ndarray) and a.dtype == _FLOAT16):
+            return True
+    return False
+
+
+def _has_half_saved(grad, args, out):
+    if grad.dtype is _FLOAT16 or (out is not None and out.dtype is _FLOAT16):
+        return True
+    for a in args:
+        if a is not None and a.dtype == _FLOAT16:  # (arrays and NumPy numbers have a dtype)
+            return True
+    return False
+
+
+def _half_set(names, arrays):
+    return frozenset(n for n, a in zip(names, arrays) if _half.is_half(a))
+
+
+def _as_compute(a):
+    """A float16 number as the float32 the kernels compute in."""
+    return np.float32(a) if isinstance(a, np.float16) else a
+
+
+def _half_forward(row, out, args):
+    args = [_as_compute(a) for a in args]
+    kinds = "".join("s" if isinstance(a, np.generic) else "a" for a in args)
+    arrays = [out] + [a for a in args if not isinstance(a, np.generic)]
+    half = _half_set(["out", *(f"x{k}" for k, kind in enumerate(kinds) if kind == "a")], arrays)
+    if not half:
+        raise TypeError(f"{row.name}: the CPU kernels take no arrays of dtypes "
+                        f"{sorted({str(a.dtype) for a in arrays})}")
+    ndim, views = _coalesce(out.shape, arrays)
+    views = [_half.bits(v) for v in views]
+    it = iter(views[1:])
+    args = [a if kind == "s" else next(it) for a, kind in zip(args, kinds)]
+    key = (row, kinds, ndim, half)
+    module = _forward_kernels.get(key)
+    if module is None:
+        module = _forward_kernels[key] = _forward_module(row, kinds, ndim, half)
+    _variant(module, out.size)(views[0], *args)
+
+
+def _half_backward(row, wanted, grad, args, out):
+    wanted = tuple(wanted)
+    shape = grad.shape
+    args = [_as_compute(a) for a in args]
+    kinds = "".join("s" if isinstance(a, np.generic) else "a" for a in args)
+    reads, is_array, _ = _backward_plan(row, wanted, kinds)
+    values = {"g": grad, "out": out}
+    for k, a in enumerate(args):
+        values[f"x{k}"] = a
+    operands = [values[name] for name in reads]
+    arrays = [v if v.shape == shape else np.broadcast_to(v, shape)
+              for v, array in zip(operands, is_array) if array]
+    grads = [pool.empty(shape, grad.dtype) for _ in wanted]
+    names = [n for n, array in zip(reads, is_array) if array] + [f"grad{i}" for i in wanted]
+    half = _half_set(names, arrays + grads)
+    ndim, views = _coalesce(shape, arrays + grads)
+    views = [_half.bits(v) for v in views]
+    remaining = iter(views)
+    operands = [next(remaining) if array else v for v, array in zip(operands, is_array)]
+    key = (row, wanted, kinds, ndim, half)
+    module = _backward_kernels.get(key)
+    if module is None:
+        module = _backward_kernels[key] = _backward_module(row, wanted, kinds, ndim, half)
+    _variant(module, grad.size)(*operands, *views[len(arrays):])
+    return grads

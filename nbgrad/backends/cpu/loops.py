@@ -61,6 +61,8 @@ def column_sums(a):
     """Only C-contiguous float arrays with more than one column go to the loop:
     there NumPy adds whole rows in order; along a contiguous axis (one column,
     a transposed array) it sums pairwise."""
+    if a.dtype.itemsize < 4 and a.dtype.kind == "f":  # float16: summed in float32, rounded once
+        return np.add.reduce(a, axis=0, dtype=np.float32).astype(a.dtype)
     if not (a.flags.c_contiguous and a.shape[1] > 1 and a.dtype.kind == "f"):
         return np.add.reduce(a, axis=0)
     out = np.empty(a.shape[1], a.dtype)

@@ -7,7 +7,10 @@ import numpy as np
 # Host threads (for the CPU-side work around kernels); the GPU grid is sized per launch.
 from ..cpu import get_num_threads, set_num_threads  # noqa: F401
 from . import _LAZY, _runtime, elementwise, memory, reductions, updates
+from . import linalg, scans  # issue 15: products, scans, selections, linear algebra
 from .allocator import pool
+from .checksums import checksum  # noqa: F401  (the contract's)
+from .random import random_fill, random_state, random_stream, set_random_state  # noqa: F401
 from .array import DeviceArray, empty, from_cuda_array, to_device  # noqa: F401
 from .gemm import matmul  # noqa: F401  (the contract's)
 
@@ -71,9 +74,24 @@ split = memory.split
 take_along_axis = memory.take_along_axis
 put_along_axis = memory.put_along_axis
 add_at = memory.add_at
+from .normalization import (norm_channel_backward, norm_channel_forward,  # noqa: E402,F401
+                            norm_channel_stats, norm_row_backward, norm_row_forward,
+                            norm_row_stats, norm_running_update)
 optimizer_update = updates.optimizer_update
 optimizer_update_foreach = updates.optimizer_update_foreach
 update_foreach_below = 0  # a launch per parameter: nothing is batched
+# issue 15: gathers and scatters on the device; sorting and selection staged
+# through the host (see backends/cuda/indexing.py)
+from . import indexing as _indexing  # noqa: E402
+gather_along = _indexing.gather_along
+scatter_along = _indexing.scatter_along
+first_out_of_range = _indexing.first_out_of_range
+nonzero = _indexing.nonzero
+sort_along = _indexing.sort_along
+topk_along = _indexing.topk_along
+searchsorted = _indexing.searchsorted
+histc = _indexing.histc
+unique = _indexing.unique
 
 __all__ = sorted(_LAZY)
 
@@ -148,6 +166,17 @@ def write_into_view(base, view_fn, values):
         memory.copy_into(region, values)
     else:
         memory.add_into_view(region, values)
+
+
+def kernel_argument(a):
+    """``a`` as a user's ``@cuda.jit`` kernel takes it: a Numba device array
+    over the same memory (the simulator's own kind under the simulator)."""
+    if _runtime.simulator():
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+        host = a._buf._ary
+        view = np.lib.stride_tricks.as_strided(host[a.offset:], a.shape, a.strides)
+        return FakeCUDAArray(view)
+    return _runtime.cuda().as_cuda_array(a)
 
 
 def data_pointer(a):
@@ -230,6 +259,37 @@ def pool_index_dtype(count):
     return np.dtype(np.int64)
 
 
+# -- recurrent cells: fused steps (cuda/recurrent.py), loaded on first use
+def lstm_cell_forward(gi, gh, c, hc, ws):
+    from . import recurrent
+    recurrent.lstm_cell_forward(gi, gh, c, hc, ws)
+
+
+def lstm_cell_backward(dhc, dh, dc, c, ws, dgates, dc_prev):
+    from . import recurrent
+    recurrent.lstm_cell_backward(dhc, dh, dc, c, ws, dgates, dc_prev)
+
+
+def gru_cell_forward(gi, gh, h, h_out, ws):
+    from . import recurrent
+    recurrent.gru_cell_forward(gi, gh, h, h_out, ws)
+
+
+def gru_cell_backward(dh_out, dh, h, ws, dgi, dgh, dh_prev):
+    from . import recurrent
+    recurrent.gru_cell_backward(dh_out, dh, h, ws, dgi, dgh, dh_prev)
+
+
+def rnn_cell_forward(gi, gh, h_out, relu):
+    from . import recurrent
+    recurrent.rnn_cell_forward(gi, gh, h_out, relu)
+
+
+def rnn_cell_backward(dh_out, dh, h, dgates, relu):
+    from . import recurrent
+    recurrent.rnn_cell_backward(dh_out, dh, h, dgates, relu)
+
+
 def column_sums(a):
     return reductions.reduce_sum(a, 0)
 
@@ -247,3 +307,24 @@ def put_per_row(out, index, values):
     rows = index.shape[0]
     memory.put_along_axis(out, index, values.reshape(rows, 1) if values.ndim else
                           values.reshape(1, 1), 1)
+
+
+# -- issue 15: products, scans and selections (backends/cuda/scans.py); dense
+# linear algebra (linalg.py: staged through host memory, NumPy's LAPACK)
+reduce_prod = reductions.reduce_prod
+cumulative = scans.cumulative
+cumulative_extremum = scans.cumulative_extremum
+median_with_indices = scans.median_with_indices
+mode_with_indices = scans.mode_with_indices
+reduce_median = scans.reduce_median
+linalg_inv = linalg.linalg_inv
+linalg_solve = linalg.linalg_solve
+linalg_det = linalg.linalg_det
+
+
+def fused_var(x, axes, dof):
+    return None  # (the op's formula: reductions and elementwise kernels)
+
+
+def fused_logsumexp(x, axes):
+    return None

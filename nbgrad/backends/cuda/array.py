@@ -594,5 +594,23 @@ def from_cuda_array(obj):
             "typestr": dtype.str, "version": 3}
     if "stream" in face:
         flat["stream"] = face["stream"]
-    buf = _runtime.cuda().from_cuda_array_interface(flat, owner=obj)
+    if _runtime.simulator():  # (no from_cuda_array_interface there; its pointers are host ones)
+        buf = _simulated_buffer(flat, obj)
+    else:
+        buf = _runtime.cuda().from_cuda_array_interface(flat, owner=obj)
     return DeviceArray(buf, shape, estrides, -lo)
+
+
+class _HostMemory:
+    """The simulator's "device" memory at a host address, kept with its owner."""
+
+    def __init__(self, face, owner):
+        self.__array_interface__ = {key: face[key] for key in ("shape", "typestr", "data")}
+        self.__array_interface__["version"] = 3
+        self.owner = owner
+
+
+def _simulated_buffer(face, owner):
+    """A simulator device array over the memory ``face`` describes (no copy)."""
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+    return FakeCUDAArray(np.asarray(_HostMemory(face, owner)))

@@ -8,6 +8,7 @@ of (coalesced) dimensions and by which arguments are scalars; Numba then
 specialises by dtype. Row functions, and the plain functions they call, are
 compiled as inlined CUDA device functions by ``kernel_source.retarget``.
 """
+import numba
 import numpy as np
 
 from ..kernel_source import backward_reads, jvp_body_lines, jvp_helpers
@@ -21,22 +22,48 @@ def _is_array(a):
     return isinstance(a, DeviceArray)
 
 
+_FLOAT16 = np.dtype(np.float16)
+
+
 def _kinds(args):
-    return "".join("a" if _is_array(a) else "s" for a in args)
+    """Per value: "a" an array, "h" a float16 array, "s" a scalar."""
+    return "".join(("h" if a.dtype == _FLOAT16 else "a") if _is_array(a) else "s" for a in args)
+
+
+# float16 operands are read as float32 and the result stored once, rounded
+# (the store casts it): rows compute in float32, as PyTorch's CUDA kernels do
+# (opmath). Scalars of a float16 op come as float32 already.
+def load_half(value):
+    return numba.float32(value)
+
+
+def _read(name, kind):
+    """How a kernel reads operand ``name`` of ``kind`` ("a", "h" or "s")."""
+    if kind == "s":
+        return name
+    return f"load_half({name}[{name}_p])" if kind == "h" else f"{name}[{name}_p]"
+
+
+def _with_half(helpers, *kinds):
+    if any("h" in k for k in kinds):
+        helpers["load_half"] = load_half
+    return helpers
 
 
 def forward_kernel(row, kinds, ndim):
-    """The forward kernel of ``row`` for argument kinds ("a" array, "s" scalar)."""
+    """The forward kernel of ``row`` for argument kinds ("a" array, "h"
+    float16 array, "s" scalar)."""
     def make():
         args = [f"x{k}" for k in range(len(kinds))]
         params = strided("out", ndim)
         for a, kind in zip(args, kinds):
-            params += strided(a, ndim) if kind == "a" else [(a, "scalar", a)]
-        operands_ = ", ".join(f"{a}[{a}_p]" if kind == "a" else a for a, kind in zip(args, kinds))
-        arrays = ["out"] + [a for a, kind in zip(args, kinds) if kind == "a"]
+            params += strided(a, ndim) if kind != "s" else [(a, "scalar", a)]
+        operands_ = ", ".join(_read(a, kind) for a, kind in zip(args, kinds))
+        arrays = ["out"] + [a for a, kind in zip(args, kinds) if kind != "s"]
         source = grid_stride_source("kernel", ndim, params, arrays,
                                     [f"out[out_p] = forward({operands_})"])
-        module = codegen.build(f"{row.name}_fwd", source, {"forward": row.forward})
+        module = codegen.build(f"{row.name}_fwd", source,
+                               _with_half({"forward": row.forward}, kinds))
         return codegen.Kernel(f"{row.name}_fwd_{kinds}_{ndim}d", module.kernel,
                               grid_stride_params(ndim, params))
     return codegen.cached((row, "fwd", kinds, ndim), make)
@@ -44,25 +71,24 @@ def forward_kernel(row, kinds, ndim):
 
 def backward_kernel(row, wanted, kinds, ndim):
     """The fused backward kernel: ``kinds`` gives, for each read of
-    ``backward_reads``, "a" (array) or "s" (scalar)."""
+    ``backward_reads``, "a" (array), "h" (float16 array) or "s" (scalar)."""
     wanted = tuple(wanted)
 
     def make():
         reads, names = backward_reads(row, wanted)
-        is_array = dict(zip(reads, (k == "a" for k in kinds)))
+        kind_of = dict(zip(reads, kinds))
         params = []
         for r in reads:
-            params += strided(r, ndim) if is_array[r] else [(r, "scalar", r)]
+            params += strided(r, ndim) if kind_of[r] != "s" else [(r, "scalar", r)]
         for i in wanted:
             params += strided(f"grad{i}", ndim, key="g")
         body = []
         for i in wanted:
-            ops = ", ".join(names[p] + (f"[{names[p]}_p]" if is_array[names[p]] else "")
-                            for p in row.grad_params(i))
+            ops = ", ".join(_read(names[p], kind_of[names[p]]) for p in row.grad_params(i))
             body.append(f"grad{i}[grad{i}_p] = derivative{i}({ops})")
-        arrays = [r for r in reads if is_array[r]] + [f"grad{i}" for i in wanted]
+        arrays = [r for r in reads if kind_of[r] != "s"] + [f"grad{i}" for i in wanted]
         source = grid_stride_source("kernel", ndim, params, arrays, body)
-        helpers = {f"derivative{i}": row.derivative(i) for i in wanted}
+        helpers = _with_half({f"derivative{i}": row.derivative(i) for i in wanted}, kinds)
         module = codegen.build(f"{row.name}_bwd", source, helpers)
         tag = "".join(map(str, wanted))
         return codegen.Kernel(f"{row.name}_bwd{tag}_{kinds}_{ndim}d", module.kernel,
@@ -70,34 +96,43 @@ def backward_kernel(row, wanted, kinds, ndim):
     return codegen.cached((row, "bwd", wanted, kinds, ndim), make)
 
 
-def jvp_kernel(row, active, kinds, ndim):
+def jvp_kernel(row, active, kinds, ndim, tangent_kinds=None):
     """The fused forward-mode kernel: value and tangent in one pass
-    (``kernel_source.jvp_body_lines``); ``kinds`` per input."""
+    (``kernel_source.jvp_body_lines``); ``kinds`` per input, ``tangent_kinds``
+    per active tangent ("a" or "h"; default "a")."""
     active = tuple(active)
+    tangent_kinds = tangent_kinds or "a" * len(active)
 
     def make():
         args = [f"x{k}" for k in range(len(kinds))]
         params = strided("out", ndim) + strided("tout", ndim, key="out")
         for a, kind in zip(args, kinds):
-            params += strided(a, ndim) if kind == "a" else [(a, "scalar", a)]
+            params += strided(a, ndim) if kind != "s" else [(a, "scalar", a)]
         for k in active:
             params += strided(f"t{k}", ndim, key="out")
-        body = jvp_body_lines(row, active,
-                              lambda k: f"{args[k]}[{args[k]}_p]" if kinds[k] == "a" else args[k],
-                              lambda k: f"t{k}[t{k}_p]")
+        tkind = dict(zip(active, tangent_kinds))
+        body = jvp_body_lines(row, active, lambda k: _read(args[k], kinds[k]),
+                              lambda k: _read(f"t{k}", tkind[k]))
         body += ["out[out_p] = v", "tout[tout_p] = tangent_out"]
-        arrays = ["out", "tout"] + [a for a, kind in zip(args, kinds) if kind == "a"] + [
+        arrays = ["out", "tout"] + [a for a, kind in zip(args, kinds) if kind != "s"] + [
             f"t{k}" for k in active]
         source = grid_stride_source("kernel", ndim, params, arrays, body)
-        module = codegen.build(f"{row.name}_jvp", source, jvp_helpers(row, active))
+        module = codegen.build(f"{row.name}_jvp", source,
+                               _with_half(jvp_helpers(row, active), kinds, tangent_kinds))
         tag = "".join(map(str, active))
-        return codegen.Kernel(f"{row.name}_jvp{tag}_{kinds}_{ndim}d", module.kernel,
-                              grid_stride_params(ndim, params))
-    return codegen.cached((row, "jvp", active, kinds, ndim), make)
+        return codegen.Kernel(f"{row.name}_jvp{tag}_{kinds}{tangent_kinds}_{ndim}d",
+                              module.kernel, grid_stride_params(ndim, params))
+    return codegen.cached((row, "jvp", active, kinds, tangent_kinds, ndim), make)
+
+
+def _as_compute(a):
+    """A float16 number as the float32 a float16 op computes in."""
+    return np.float32(a) if isinstance(a, np.float16) else a
 
 
 def _launch(kernel_for, shape, values):
     """Coalesce the array values over ``shape`` and launch ``kernel_for(kinds, ndim)``."""
+    values = [_as_compute(v) for v in values]
     slots = [k for k, v in enumerate(values) if _is_array(v)]
     arrays = [values[k] if values[k].shape == shape else values[k].broadcast_to(shape)
               for k in slots]
@@ -143,8 +178,8 @@ def jvp(row, active, out, tangent_out, args, tangents):
     """Forward mode in one pass: ``out = row(*args)`` and ``tangent_out``, the
     Jacobian times the tangents of the ``active`` inputs (see the CPU's)."""
     n = len(args)
-    _launch(lambda kinds, ndim: jvp_kernel(row, active, kinds[2:2 + n], ndim), out.shape,
-            [out, tangent_out, *args, *tangents])
+    _launch(lambda kinds, ndim: jvp_kernel(row, active, kinds[2:2 + n], ndim, kinds[2 + n:]),
+            out.shape, [out, tangent_out, *args, *tangents])
 
 
 # --------------------------------------------------- NumPy-style operators

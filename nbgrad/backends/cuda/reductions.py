@@ -30,10 +30,13 @@ from .memory import fill
 
 _COMBINE = {
     "sum": "{a} = {a} + {b}",
+    "prod": "{a} = {a} * {b}",
     "max": "{a} = {a} if ({a} > {b} or {a} != {a}) else {b}",
     "min": "{a} = {a} if ({a} < {b} or {a} != {a}) else {b}",
 }
-_NUMBA_NAME = {"float32": "float32", "float64": "float64", "int64": "int64", "bool": "boolean"}
+_NUMBA_NAME = {"float32": "float32", "float64": "float64", "int64": "int64", "bool": "boolean",
+               "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8",
+               "float16": "float32"}  # (float16 accumulates in float32, rounded once on store)
 
 
 def _better(cmp):
@@ -130,8 +133,8 @@ def _kernel(op, dtype, kdim, rdim, mode, with_index=False):
 
 def _identity(op, dtype):
     dtype = np.dtype(dtype)
-    if op == "sum":
-        return dtype.type(0)
+    if op in ("sum", "prod"):
+        return dtype.type(op == "prod")
     big = op in ("min", "argmin")
     if dtype.kind == "f":
         return dtype.type(np.inf if big else -np.inf)
@@ -218,8 +221,8 @@ def _reduce(a, axis, keepdims, op, out_dtype=None):
     if nout == 0:
         return (out, values) if arg else out
     if rcount == 0:
-        if op == "sum":
-            fill(out, 0)
+        if op in ("sum", "prod"):
+            fill(out, int(op == "prod"))
             return out
         name = {"max": "maximum", "min": "minimum"}.get(op, op)
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity"
@@ -256,6 +259,15 @@ def reduce_sum(a, axis=None, keepdims=False, dtype=None):
     if dtype is None and a.dtype.kind in "bi":
         dtype = np.int64  # NumPy's sum of bool/int
     return _reduce(a, axis, keepdims, "sum", dtype)
+
+
+def reduce_prod(a, axis=None, keepdims=False, dtype=None):
+    """The product over ``axis`` (issue 15), in ``dtype`` (int64 for bool and integers)."""
+    if dtype is None and a.dtype.kind in "bi":
+        dtype = np.int64
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        a = a.astype(dtype)  # the kernels read their accumulator's type
+    return _reduce(a, axis, keepdims, "prod", dtype)
 
 
 def reduce_max(a, axis=None, keepdims=False, zero_ties="last"):

@@ -17,6 +17,19 @@ from cuda_support import FLOATS, B, assert_close, cpu, dev
 LAYOUTS = ("contiguous", "broadcast", "strided", "scalars", "zero-d")
 
 
+def _refuses(row, dtype):
+    """Whether the row's check refuses tensors of ``dtype`` (PyTorch has no kernel)."""
+    try:
+        row.check and row.check([dtype] * len(row.inputs))
+    except Exception:  # noqa: BLE001 - PyTorch's NotImplementedError or RuntimeError
+        return True
+    return False
+
+
+import nbgrad  # noqa: E402  (the dtypes the rows' checks take)
+FLOAT_ROWS = [r for r in ROWS if not _refuses(r, nbgrad.float32)]  # bitwise ops: integers only
+
+
 def _sample(rng, row, k, shape, dtype):
     if k in row.bool_inputs:
         return rng.random(shape) < 0.5
@@ -95,7 +108,7 @@ def _cpu_backward(row, hosts, g, out, shape):
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", FLOATS, ids=["float32", "float64"])
-@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+@pytest.mark.parametrize("row", FLOAT_ROWS, ids=[r.name for r in FLOAT_ROWS])
 def test_row_forward_and_backward_match_cpu(row, dtype, layout):
     hosts, devs, shape = _case(row, dtype, layout)
     expected = _cpu_forward(row, hosts, shape, dtype)
@@ -124,8 +137,8 @@ def test_row_forward_and_backward_match_cpu(row, dtype, layout):
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=["float32", "float64"])
-@pytest.mark.parametrize("row", [r for r in ROWS if r.result != "bool"],
-                         ids=[r.name for r in ROWS if r.result != "bool"])
+@pytest.mark.parametrize("row", [r for r in FLOAT_ROWS if r.result != "bool"],
+                         ids=[r.name for r in FLOAT_ROWS if r.result != "bool"])
 def test_row_in_place_into_a_strided_view(row, dtype):
     """An in-place op runs the forward kernel with ``out`` = the first input:
     only the view's elements change, each becoming forward(old value, ...)."""
@@ -141,7 +154,8 @@ def test_row_in_place_into_a_strided_view(row, dtype):
     assert_close(base_dev, expected)
 
 
-INT_ROWS = [r for r in ROWS if r.result == "promote" and r.name != "pow"]
+INT_ROWS = [r for r in ROWS if r.result == "promote" and r.name != "pow"
+            and not _refuses(r, nbgrad.int64)]
 
 
 @pytest.mark.parametrize("row", INT_ROWS, ids=[r.name for r in INT_ROWS])

@@ -1,0 +1,44 @@
+"""``python -m nbgrad.distributed.run -n 4 train.py [args]``: torchrun's role
+on MPI. Finds the MPI launcher (``mpiexec`` of the ``mpich`` wheel, beside
+this Python, else on ``PATH``) and runs ``train.py`` under it with this
+Python, so every rank imports the same nbgrad; its exit status is the job's.
+A rank that raises aborts the others (``init_process_group`` installs the
+hook), so the job ends with that rank's error rather than a hang."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+
+def find_mpiexec():
+    """The ``mpiexec`` beside this Python (the mpich wheel's), else on PATH."""
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    found = here if os.access(here, os.X_OK) else shutil.which("mpiexec")
+    if found is None:
+        raise SystemExit("nbgrad.distributed.run: no mpiexec found: pip install "
+                         "'nbgrad[distributed]' (the mpich wheel brings one)")
+    return found
+
+
+def command(nprocs, script, args, module=False):
+    """The launcher's command line for ``nprocs`` ranks of ``script``."""
+    target = ["-m", script] if module else [script]
+    return [find_mpiexec(), "-n", str(nprocs), sys.executable, *target, *args]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m nbgrad.distributed.run",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", "--nproc-per-node", "--nproc_per_node", dest="nprocs", type=int,
+                        default=1, help="number of ranks (processes) to start")
+    parser.add_argument("-m", "--module", action="store_true",
+                        help="run the script as a module (python -m)")
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    return subprocess.call(command(args.nprocs, args.script, args.args, args.module))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

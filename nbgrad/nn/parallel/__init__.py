@@ -1,0 +1,2 @@
+"""Parallel wrappers of modules (``torch.nn.parallel``)."""
+from .distributed import DistributedDataParallel  # noqa: F401
