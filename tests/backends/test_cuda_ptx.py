@@ -1,4 +1,4 @@
-"""Every generated CUDA kernel compiles to PTX for sm_90 and sm_80, in an
+"""Every generated CUDA kernel compiles to PTX for sm_90 (and a sample for sm_80), in an
 ordinary (non-simulator) process and without a GPU: numba-cuda[cu13] brings
 NVVM, and ``numba.cuda.compile_ptx`` needs no driver.
 
@@ -57,14 +57,20 @@ def test_the_catalog_covers_every_row_and_kernel_family():
     assert len(ENTRIES) > 150
 
 
-CCS = ((9, 0), (8, 0))
+# sm_90 for every kernel; sm_80 for every 8th (the code is not architecture-
+# specific, and compiling the ~650 kernels twice would double the CI time)
+SAMPLE_80 = 8
+
+
+def _ccs(index):
+    return ((9, 0), (8, 0)) if index % SAMPLE_80 == 0 else ((9, 0),)
 
 
 def _compile(index):
     """In a worker: PTX facts for one catalog entry, or the error text."""
     label, kernel, dtypes = ENTRIES[index]
     facts = []
-    for cc in CCS:
+    for cc in _ccs(index):
         try:
             ptx = kernel.ptx(dtypes, cc)
         except Exception as error:  # reported by the test for this entry
@@ -87,6 +93,6 @@ def compiled():
 def test_kernel_compiles_to_ptx_for_sm90_and_sm80(compiled, index):
     facts = compiled[index]
     assert not isinstance(facts, str), f"{ENTRIES[index][0]}: {facts}"
-    for cc, (has_target, has_entry, size) in zip(CCS, facts):
+    for cc, (has_target, has_entry, size) in zip(_ccs(index), facts):
         assert has_target, f"no .target sm_{cc[0]}{cc[1]} in the PTX"
         assert has_entry and size > 500  # a kernel, not only device functions
