@@ -117,6 +117,7 @@ def manual_seed(seed):
     Seed the default generators (every random op without ``generator=`` draws
     from its device's) with an integer in [-2**63, 2**64): the CPU's, and
     CUDA's as in PyTorch."""
+    seed = int(seed)  # as PyTorch's: "3" and 3.5 are accepted, "a" is a ValueError
     for generator in _device_defaults.values():
         generator.manual_seed(seed)
     return default_generator.manual_seed(seed)

@@ -127,6 +127,9 @@ class DistributedDataParallel(Module):
     def _gradient_ready(self, param):
         if not self.require_backward_grad_sync:
             return
+        for launched in self._buckets:  # MPI progresses a request only inside MPI calls
+            if launched.work is not None:
+                launched.work.is_completed()
         bucket = self._bucket_of[id(param)]
         bucket.ready.add(id(param))
         self._launch_full(bucket)
