@@ -34,7 +34,7 @@ def launch(ranks, epochs):
     """Start this demo on ``ranks`` MPI ranks; returns the job's exit status."""
     import subprocess
     return subprocess.call(run.command(ranks, "nbgrad.demo_distributed", ["--epochs", str(epochs)],
-                                       module=True))
+                                       module=True), env=run.environment(ranks))
 
 
 def train(epochs):

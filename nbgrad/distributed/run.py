@@ -27,6 +27,23 @@ def command(nprocs, script, args, module=False):
     return [find_mpiexec(), "-n", str(nprocs), sys.executable, *target, *args]
 
 
+THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "MKL_NUM_THREADS")
+
+
+def environment(nprocs):
+    """The ranks' environment: as torchrun does, each rank gets an equal share
+    of this machine's cores for its thread pools (Numba's, OpenMP's, BLAS's)
+    unless the caller set them; ranks that each start a thread per core
+    oversubscribe the machine, and a rank waiting in a collective then slows
+    the others."""
+    env = dict(os.environ)
+    share = str(max(1, (os.cpu_count() or 1) // max(1, nprocs)))
+    for name in THREAD_VARIABLES:
+        env.setdefault(name, share)
+    return env
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m nbgrad.distributed.run",
                                      description=__doc__.split("\n\n")[0])
@@ -37,7 +54,8 @@ def main(argv=None):
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    return subprocess.call(command(args.nprocs, args.script, args.args, args.module))
+    return subprocess.call(command(args.nprocs, args.script, args.args, args.module),
+                           env=environment(args.nprocs))
 
 
 if __name__ == "__main__":
