@@ -2,7 +2,7 @@
 
 Hypothesis profiles (choose with ``HYPOTHESIS_PROFILE``):
 
-- ``default``: 25 examples per test, no per-example deadline (the first
+- ``default``: 15 examples per test, no per-example deadline (the first
   example of a new kernel specialisation waits for Numba to compile it) and
   derandomized, so every run draws the same examples. Each new combination of
   shape rank, layout, dtype and scalar positions is a new Numba
@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tests/helpers.
 
 _common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                      HealthCheck.differing_executors])
-settings.register_profile("default", max_examples=25, derandomize=True, **_common)
+settings.register_profile("default", max_examples=15, derandomize=True, **_common)
 settings.register_profile("explore", max_examples=200, derandomize=False, **_common)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

@@ -123,10 +123,10 @@ def torch_error(fn):
 
 def examples(n):
     """``@settings`` for a test that runs ``n`` examples under the default
-    profile (25 per test) and proportionally more under a larger one."""
+    profile (15 per test) and proportionally more under a larger one."""
     from hypothesis import settings
 
-    return settings(max_examples=max(1, n * settings().max_examples // 25))
+    return settings(max_examples=max(1, n * settings().max_examples // 15))
 
 
 def raised(fn, lib):

@@ -475,7 +475,7 @@ def test_rows_describe_themselves():
 # ------------------------------------------------------------------- forward
 @pytest.mark.parametrize("row", ROWS, ids=_ids(ROWS))
 @given(data=st.data())
-@examples(10)  # ~110 rows per test: lean for CI (more under HYPOTHESIS_PROFILE=explore)
+@examples(8)  # ~110 rows per test: lean for CI (more under HYPOTHESIS_PROFILE=explore)
 def test_forward_matches_numpy_and_torch(row, data, device):
     cuda_sample(row, device)
     case = data.draw(cases(row), label="case")
@@ -819,7 +819,7 @@ def _dense(grad):
 
 @pytest.mark.parametrize("row", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
 @given(data=st.data())
-@examples(10)  # ~110 rows per test: lean for CI (more under HYPOTHESIS_PROFILE=explore)
+@examples(8)  # ~110 rows per test: lean for CI (more under HYPOTHESIS_PROFILE=explore)
 def test_backward_matches_torch(row, data, device):
     cuda_sample(row, device)
     case = data.draw(cases(row, differentiable=True), label="case")
@@ -836,7 +836,7 @@ def test_backward_matches_torch(row, data, device):
 
 @pytest.mark.parametrize("row", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
 @given(data=st.data())
-@examples(8)
+@examples(6)
 def test_gradcheck(row, data):
     """Analytical gradients equal central finite differences (float64)."""
     case = data.draw(cases(row, differentiable=True, dtypes=(nbgrad.float64,)), label="case")
@@ -947,7 +947,7 @@ def _inplace(row, case, lib, device="cpu"):
 
 @pytest.mark.parametrize("row", METHOD_ROWS, ids=_ids(METHOD_ROWS))
 @given(data=st.data())
-@examples(10)  # ~110 rows per test: lean for CI (more under HYPOTHESIS_PROFILE=explore)
+@examples(8)  # ~110 rows per test: lean for CI (more under HYPOTHESIS_PROFILE=explore)
 def test_inplace_variant_matches_torch(row, data, device):
     """``y = x * 1; y.<name>_(...)`` (also through a non-contiguous view of
     y's storage): values, version bump and gradients as in PyTorch."""
