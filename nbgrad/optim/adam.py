@@ -1,7 +1,7 @@
 """Adam and AdamW, as ``torch.optim.Adam`` / ``torch.optim.AdamW``."""
 from ..declarations.optimizer_updates import ADAM as _UPDATE
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check_fused, _check_lr, _value
+from .optimizer import Optimizer, _check_adam_family, _check_fused, _check_lr, _value
 
 
 class Adam(Optimizer):
@@ -17,14 +17,7 @@ class Adam(Optimizer):
                 raise ValueError("lr as a Tensor is not supported for capturable=False and "
                                  "foreach=True")
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_family(eps, betas, weight_decay)
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")

@@ -1,7 +1,7 @@
 """NAdam, as ``torch.optim.NAdam``."""
 from ..declarations.optimizer_updates import NADAM as _UPDATE
 from ..tape import grad_mode
-from .optimizer import Optimizer, _check_lr, _value
+from .optimizer import Optimizer, _check_adam_family, _check_lr, _value
 
 
 class NAdam(Optimizer):
@@ -16,14 +16,7 @@ class NAdam(Optimizer):
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_family(eps, betas, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,

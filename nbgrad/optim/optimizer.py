@@ -33,6 +33,18 @@ def _check_lr(lr):
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
+def _check_adam_family(eps, betas, weight_decay):
+    """PyTorch's checks, in its order, on the arguments the Adam family shares."""
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 def _check_fused(optimizer, fused, foreach, differentiable):
     """PyTorch's refusals for ``fused=True`` (raised after the groups are made, as there)."""
     if fused:
