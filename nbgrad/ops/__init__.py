@@ -16,9 +16,26 @@ from . import interop, sampling  # noqa: F401,E402  (issue 15 items 7, 9: intero
 from .elementwise import apply, apply_inplace
 
 
+def _generated_on_first_call(row):
+    """``Tensor.<row>``: a stub that generates the row's straight-line method
+    on its first call and puts it in its own place on Tensor, so that
+    ``import nbgrad`` does not grow with the number of rows."""
+    generated = None
+
+    def method(self, *args):
+        nonlocal generated
+        if generated is None:
+            generated = straight_line.method(row)
+            generated.__name__, generated.__doc__ = method.__name__, method.__doc__
+            if Tensor.__dict__.get(row.name) is method:  # (not since wrapped, as pow)
+                setattr(Tensor, row.name, generated)
+        return generated(self, *args)
+    return method
+
+
 def _row_method(row):
     if straight_line.supported(row):
-        method = straight_line.method(row)
+        method = _generated_on_first_call(row)
     else:
         def method(self, *args):
             return apply(row, (self, *args))
