@@ -303,4 +303,20 @@ param[i] = param[i] - sign * size
 prev[i] = g
 """)
 
-UPDATES = (SGD, ADAM, RMSPROP, ADAGRAD, ADADELTA, ADAMAX, NADAM, RADAM, ASGD, RPROP)
+# -- swa_utils: ``torch._foreach_lerp_(averaged, current, weight)``, ATen's two-sided lerp
+# (the averaged model's EMA and SWA running averages; ``end`` is the model's parameter).
+LERP = Update(
+    "lerp",
+    ("param", "end", "weight", "one_minus_weight"),
+    "aass", """
+small = weight < 0.5
+""", """
+a = param[i]
+e = end[i]
+if small:
+    param[i] = a + weight * (e - a)
+else:
+    param[i] = e - (e - a) * one_minus_weight
+""")
+
+UPDATES = (SGD, ADAM, RMSPROP, ADAGRAD, ADADELTA, ADAMAX, NADAM, RADAM, ASGD, RPROP, LERP)

@@ -1,5 +1,5 @@
 """Optimizers, as ``torch.optim``: each parameter update is one fused kernel of its backend."""
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -15,4 +15,4 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS",
-           "lr_scheduler"]
+           "lr_scheduler", "swa_utils"]

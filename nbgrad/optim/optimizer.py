@@ -2,6 +2,10 @@
 state dicts, as ``torch.optim.Optimizer``."""
 import collections
 import copy
+import functools
+import itertools
+import threading
+import types
 import warnings
 
 import numpy as np
@@ -10,6 +14,9 @@ from .. import creation, dtypes
 from ..tape import grad_mode
 from ..nn.module import zero_grads
 from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle
+
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 class _Required:
@@ -82,6 +89,97 @@ def launch(backend, update, arrays, scalars):
             a[...] = w
 
 
+# ------------------------------------------------------------------ step hooks
+# Hooks every optimizer runs around ``step`` (PyTorch's globals of the same names).
+_global_optimizer_pre_hooks = collections.OrderedDict()
+_global_optimizer_post_hooks = collections.OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    r"""Register a pre hook common to all optimizers.
+
+    The hook should have the following signature::
+
+        hook(optimizer, args, kwargs) -> None or modified args and kwargs
+
+    Args:
+        hook (Callable): A user defined hook which is registered on all optimizers.
+
+    Returns:
+        :class:`nbgrad.utils.hooks.RemovableHandle`:
+            a handle that can be used to remove the added hook by calling
+            ``handle.remove()``
+    """
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    r"""Register a post hook common to all optimizers.
+
+    The hook should have the following signature::
+
+        hook(optimizer, args, kwargs) -> None
+
+    Args:
+        hook (Callable): A user defined hook which is registered on all optimizers.
+
+    Returns:
+        :class:`nbgrad.utils.hooks.RemovableHandle`:
+            a handle that can be used to remove the added hook by calling
+            ``handle.remove()``
+    """
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+_HOOK_DICTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+               "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+               "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks")
+
+# Optimizers whose ``step`` is running in this thread: a subclass's ``step`` that calls
+# ``super().step()`` runs the hooks once, around the outer call.
+_stepping = threading.local()
+
+
+def _hooked_step(step):
+    """``step`` run between the step hooks: global then own pre-hooks (each may
+    replace ``(args, kwargs)``), then own then global post-hooks, as PyTorch's
+    ``Optimizer.profile_hook_step``."""
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        if not (self._optimizer_step_pre_hooks or self._optimizer_step_post_hooks
+                or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
+            return step(self, *args, **kwargs)  # no hook: the common case, kept cheap
+        args = (self, *args)  # the hooks see ``self`` in ``args``, as PyTorch's
+        running = _stepping.__dict__.setdefault("ids", set())
+        if id(self) in running:
+            return step(*args, **kwargs)
+        running.add(id(self))
+        try:
+            for pre_hook in itertools.chain(_global_optimizer_pre_hooks.values(),
+                                            self._optimizer_step_pre_hooks.values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{step} must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+            out = step(*args, **kwargs)
+            for post_hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+                                             _global_optimizer_post_hooks.values()):
+                post_hook(self, args, kwargs)
+            return out
+        finally:
+            running.discard(id(self))
+
+    wrapper.hooked = True
+    return wrapper
+
+
 class Optimizer:
     """Base class: subclasses implement ``_kernel_args(group, p, param, grad)``,
     which makes or reads ``p``'s state (``_state(p)``), counts its step and
@@ -102,14 +200,30 @@ class Optimizer:
     step counters stay on the CPU. ``differentiable=True``: the constructor
     takes non-leaf tensors as PyTorch does, but ``step`` raises
     ``NotImplementedError`` (a ``RuntimeError``): the fused kernels are not
-    recorded by autograd."""
+    recorded by autograd.
+
+    Hooks, as PyTorch's: ``register_step_pre_hook``/``register_step_post_hook``
+    (and the global ``register_optimizer_step_pre_hook``/``_post_hook`` of this
+    module) run around every ``step``, a subclass's own ``step`` included;
+    ``register_state_dict_pre_hook``/``_post_hook`` and
+    ``register_load_state_dict_pre_hook``/``_post_hook`` around the state dicts.
+    Each returns a ``RemovableHandle``; hooks are not copied with the optimizer."""
 
     # ``capturable=True`` refusal text: what must be on the device, and whether PyTorch
     # lists 'xla' among the devices.
     _capturable_what = "params and state_steps"
     _capturable_xla = True
 
+    def __init_subclass__(cls, **kwargs):
+        # Every ``step`` runs its hooks, a subclass's own ``step`` (LBFGS's) too.
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if isinstance(step, types.FunctionType) and not getattr(step, "hooked", False):
+            cls.step = _hooked_step(step)
+
     def __init__(self, params, defaults):
+        for name in _HOOK_DICTS:
+            setattr(self, name, collections.OrderedDict())
         self.defaults = defaults
         self.state = collections.defaultdict(dict)
         self.param_groups = []
@@ -126,6 +240,13 @@ class Optimizer:
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        # Hooks are not pickled (PyTorch's rule): an unpickled optimizer starts without any.
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                setattr(self, name, collections.OrderedDict())
 
     def __repr__(self):
         text = type(self).__name__ + " ("
@@ -189,6 +310,7 @@ class Optimizer:
         zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     # ------------------------------------------------------------- stepping
+    @_hooked_step
     def step(self, closure=None):
         """One update of every parameter that has a gradient."""
         loss = None
@@ -381,11 +503,160 @@ class Optimizer:
         """The flat view of a (C-contiguous) state tensor's array."""
         return t._data.reshape(-1)
 
+    # ---------------------------------------------------------------- hooks
+    def register_step_pre_hook(self, hook):
+        r"""Register an optimizer step pre hook which will be called before optimizer step.
+
+        It should have the following signature::
+
+            hook(optimizer, args, kwargs) -> None or modified args and kwargs
+
+        The ``optimizer`` argument is the optimizer instance being used. If
+        args and kwargs are modified by the pre-hook, then the transformed
+        values are returned as a tuple containing the new_args and new_kwargs.
+
+        Args:
+            hook (Callable): The user defined hook to be registered.
+
+        Returns:
+            :class:`nbgrad.utils.hooks.RemovableHandle`:
+                a handle that can be used to remove the added hook by calling
+                ``handle.remove()``
+        """
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook):
+        r"""Register an optimizer step post hook which will be called after optimizer step.
+
+        It should have the following signature::
+
+            hook(optimizer, args, kwargs) -> None
+
+        The ``optimizer`` argument is the optimizer instance being used.
+
+        Args:
+            hook (Callable): The user defined hook to be registered.
+
+        Returns:
+            :class:`nbgrad.utils.hooks.RemovableHandle`:
+                a handle that can be used to remove the added hook by calling
+                ``handle.remove()``
+        """
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    def _register_hook(self, hooks, hook, prepend):
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        r"""Register a state dict pre-hook which will be called before
+        :meth:`~nbgrad.optim.Optimizer.state_dict` is called.
+
+        It should have the following signature::
+
+            hook(optimizer) -> None
+
+        Args:
+            hook (Callable): The user defined hook to be registered.
+            prepend (bool): If True, the provided pre ``hook`` will be fired before
+                all the already registered pre-hooks on ``state_dict``. Otherwise,
+                the provided ``hook`` will be fired after all the already registered
+                pre-hooks. (default: False)
+
+        Returns:
+            :class:`nbgrad.utils.hooks.RemovableHandle`:
+                a handle that can be used to remove the added hook by calling
+                ``handle.remove()``
+        """
+        return self._register_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        r"""Register a state dict post-hook which will be called after
+        :meth:`~nbgrad.optim.Optimizer.state_dict` is called.
+
+        It should have the following signature::
+
+            hook(optimizer, state_dict) -> state_dict or None
+
+        The hook may modify the state_dict in place or return a new one, which
+        ``state_dict`` then returns.
+
+        Args:
+            hook (Callable): The user defined hook to be registered.
+            prepend (bool): If True, the provided post ``hook`` will be fired before
+                all the already registered post-hooks on ``state_dict``. Otherwise,
+                the provided ``hook`` will be fired after all the already registered
+                post-hooks. (default: False)
+
+        Returns:
+            :class:`nbgrad.utils.hooks.RemovableHandle`:
+                a handle that can be used to remove the added hook by calling
+                ``handle.remove()``
+        """
+        return self._register_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        r"""Register a load_state_dict pre-hook which will be called before
+        :meth:`~nbgrad.optim.Optimizer.load_state_dict` is called. It should have the
+        following signature::
+
+            hook(optimizer, state_dict) -> state_dict or None
+
+        The ``state_dict`` argument is a shallow copy of the one passed to
+        ``load_state_dict``; the hook may modify it in place or return a new
+        one, which is then loaded.
+
+        Args:
+            hook (Callable): The user defined hook to be registered.
+            prepend (bool): If True, the provided pre ``hook`` will be fired before
+                all the already registered pre-hooks on ``load_state_dict``. Otherwise,
+                the provided ``hook`` will be fired after all the already registered
+                pre-hooks. (default: False)
+
+        Returns:
+            :class:`nbgrad.utils.hooks.RemovableHandle`:
+                a handle that can be used to remove the added hook by calling
+                ``handle.remove()``
+        """
+        return self._register_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        r"""Register a load_state_dict post-hook which will be called after
+        :meth:`~nbgrad.optim.Optimizer.load_state_dict` is called. It should have the
+        following signature::
+
+            hook(optimizer) -> None
+
+        Args:
+            hook (Callable): The user defined hook to be registered.
+            prepend (bool): If True, the provided post ``hook`` will be fired before
+                all the already registered post-hooks on ``load_state_dict``. Otherwise,
+                the provided ``hook`` will be fired after all the already registered
+                post-hooks. (default: False)
+
+        Returns:
+            :class:`nbgrad.utils.hooks.RemovableHandle`:
+                a handle that can be used to remove the added hook by calling
+                ``handle.remove()``
+        """
+        return self._register_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # ---------------------------------------------------------- state dicts
     def state_dict(self):
         """``{"state": {index: {...}}, "param_groups": [...]}`` with parameters
         replaced by their index in the order of the groups, as in PyTorch.
-        State tensors are the optimizer's own (save them, or clone them)."""
+        State tensors are the optimizer's own (save them, or clone them).
+        The state dict hooks run before and after (a post-hook may replace
+        the result)."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         mapping = {}
         index = 0
         groups = []
@@ -401,12 +672,24 @@ class Optimizer:
         for p, value in self.state.items():
             key = mapping[id(p)] if isinstance(p, Tensor) else p
             state[key] = value
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict):
         """Restore hyper-parameters and state. Everything is checked before
         anything changes; state tensors are copied (cast to each parameter's
-        dtype and device, except the ``step`` counter)."""
+        dtype and device, except the ``step`` counter). The load hooks run
+        before (on a shallow copy, which they may replace) and after."""
+        if isinstance(state_dict, collections.abc.Mapping):
+            state_dict = state_dict.copy() if hasattr(state_dict, "copy") else dict(state_dict)
+            for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+                result = pre_hook(self, state_dict)
+                if result is not None:
+                    state_dict = result
         if not isinstance(state_dict, collections.abc.Mapping) or "param_groups" not in state_dict \
                 or "state" not in state_dict:
             raise ValueError("optimizer state dict must be a dict with 'state' and 'param_groups'")
@@ -440,6 +723,8 @@ class Optimizer:
             new_groups.append(new)
         self.state = new_state
         self.param_groups = new_groups
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
     # Where ``step`` counters live: the CPU (False), or the parameter's device (ASGD, as PyTorch).
     _step_on_param_device = False

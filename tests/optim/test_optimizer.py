@@ -254,3 +254,173 @@ def test_zero_grad_and_state_dict_on_the_device(device):
     assert state["exp_avg"].device.type == "cpu" and state["step"].item() == 1.0
     np.testing.assert_array_equal(state["exp_avg"].numpy(),
                                   saved["state"][0]["exp_avg"].cpu().numpy())
+
+
+# ------------------------------------------------------------------ hooks
+def _hook_names(cls):
+    return sorted(n for n in dir(cls) if n.startswith("register_") and "hook" in n)
+
+
+def test_hook_registration_api_is_torch_s():
+    assert _hook_names(optim.Optimizer) == _hook_names(torch.optim.Optimizer)
+    from nbgrad.optim import optimizer as ours
+    from torch.optim import optimizer as theirs
+    for name in ("register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"):
+        assert hasattr(ours, name) and hasattr(theirs, name)
+
+
+def _record_step_hooks(lib, opt, calls):
+    """Global and own step hooks on ``opt`` that append what they see to ``calls``."""
+    def hook(tag):
+        return lambda o, args, kwargs: calls.append(
+            (tag, o is opt, len(args), args[0] is opt, dict(kwargs)))
+    module = importlib.import_module(lib.__name__ + ".optim.optimizer")
+    return [module.register_optimizer_step_pre_hook(hook("global pre")),
+            module.register_optimizer_step_post_hook(hook("global post")),
+            opt.register_step_pre_hook(hook("pre")), opt.register_step_post_hook(hook("post"))]
+
+
+def test_step_hooks_run_in_torch_s_order_with_torch_s_arguments():
+    seen = {}
+    for lib in (torch, nbgrad):
+        p = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([p], lr=0.5)
+        calls = []
+        handles = _record_step_hooks(lib, opt, calls)
+        try:
+            p.grad = lib.ones(2)
+            opt.step()
+            opt.step(closure=None)
+        finally:
+            for handle in handles:
+                handle.remove()
+        opt.step()  # removed: nothing more is recorded
+        seen[lib.__name__] = calls
+        assert p.detach().numpy().tolist() == [-0.5, -0.5]
+    assert seen["nbgrad"] == seen["torch"]
+    assert [c[0] for c in seen["nbgrad"]] == ["global pre", "pre", "post", "global post"] * 2
+
+
+def test_a_pre_hook_may_replace_the_arguments_of_step():
+    p = nn.Parameter(nbgrad.ones(2))
+    opt = optim.SGD([p], lr=0.5)
+    p.grad = nbgrad.ones(2)
+    seen = []
+    opt.register_step_pre_hook(lambda o, args, kwargs: (args, {"closure": lambda: 7.0}))
+    opt.register_step_post_hook(lambda o, args, kwargs: seen.append(sorted(kwargs)))
+    assert opt.step() == 7.0 and seen == [["closure"]]
+
+
+def test_a_pre_hook_returning_something_else_is_refused_before_the_step():
+    p = nn.Parameter(nbgrad.ones(2))
+    opt = optim.SGD([p], lr=0.5)
+    p.grad = nbgrad.ones(2)
+    tp = torch.nn.Parameter(torch.ones(2))
+    topt = torch.optim.SGD([tp], lr=0.5)
+    tp.grad = torch.ones(2)
+    pattern = (r"^<function \w+\.step at 0x[0-9a-f]+> must return None or a tuple of "
+               r"\(new_args, new_kwargs\), but got 5\.$")
+    for o, param in ((topt, tp), (opt, p)):
+        with o.register_step_pre_hook(lambda *_: 5):
+            with pytest.raises(RuntimeError, match=pattern):
+                o.step()
+        assert param.detach().numpy().tolist() == [1.0, 1.0]
+    assert p._version == 0
+    opt.step()  # the handle removed the hook on leaving the with block
+    assert p.detach().numpy().tolist() == [0.5, 0.5]
+
+
+def _optimizer_cases():
+    names = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+             "RAdam", "ASGD", "Rprop", "LBFGS"]
+    return [(name, dict(lr=0.1) if name != "Adadelta" else {}) for name in names]
+
+
+@pytest.mark.parametrize("name, kwargs", _optimizer_cases(), ids=[n for n, _ in _optimizer_cases()])
+def test_every_optimizer_s_step_runs_the_hooks_once(name, kwargs):
+    p = nn.Parameter(nbgrad.ones(2))
+    opt = getattr(optim, name)([p], **kwargs)
+    calls = []
+    handles = _record_step_hooks(nbgrad, opt, calls)
+    try:
+        def closure():
+            opt.zero_grad()
+            loss = (p * p).sum()
+            loss.backward()
+            return loss
+        opt.step(closure)
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert [c[0] for c in calls] == ["global pre", "pre", "post", "global post"]
+    assert not np.allclose(p.detach().numpy(), 1.0)
+
+
+def test_a_subclass_step_calling_super_runs_the_hooks_once():
+    class Logged(optim.SGD):
+        def step(self, closure=None):
+            return super().step(closure)
+
+    p = nn.Parameter(nbgrad.ones(2))
+    p.grad = nbgrad.ones(2)
+    opt = Logged([p], lr=0.5)
+    calls = []
+    opt.register_step_pre_hook(lambda *_: calls.append("pre"))
+    opt.register_step_post_hook(lambda *_: calls.append("post"))
+    opt.step()
+    assert calls == ["pre", "post"] and p.detach().numpy().tolist() == [0.5, 0.5]
+    # a scheduler's wrapper of ``step`` keeps the hooks
+    optim.lr_scheduler.StepLR(opt, step_size=1)
+    opt.step()
+    assert calls == ["pre", "post"] * 2
+
+
+def test_state_dict_hooks_order_prepend_and_replacement():
+    p = nn.Parameter(nbgrad.ones(2))
+    opt = optim.SGD([p], lr=0.5, momentum=0.9)
+    calls = []
+    opt.register_state_dict_pre_hook(lambda o: calls.append(("pre", o is opt)))
+    opt.register_state_dict_pre_hook(lambda o: calls.append(("first pre", o is opt)),
+                                     prepend=True)
+    opt.register_state_dict_post_hook(lambda o, sd: calls.append(("post", sorted(sd))))
+    replaced = {"state": {}, "param_groups": [], "extra": 1}
+    handle = opt.register_state_dict_post_hook(lambda o, sd: replaced)
+    assert opt.state_dict() is replaced
+    assert calls == [("first pre", True), ("pre", True), ("post", ["param_groups", "state"])]
+    handle.remove()
+    assert sorted(opt.state_dict()) == ["param_groups", "state"]
+
+
+def test_load_state_dict_hooks_see_a_copy_and_may_replace_it():
+    params = _params()
+    opt = optim.SGD(params, lr=0.1)
+    saved = opt.state_dict()
+    other = optim.SGD(_params(), lr=0.7)
+    calls = []
+
+    def pre(o, sd):
+        calls.append(("pre", sd is saved))
+        new = dict(sd)
+        new["param_groups"] = [dict(g, lr=0.25) for g in sd["param_groups"]]
+        return new
+
+    other.register_load_state_dict_pre_hook(pre)
+    other.register_load_state_dict_pre_hook(lambda o, sd: calls.append(("first", sd is saved)),
+                                            prepend=True)
+    other.register_load_state_dict_post_hook(lambda o: calls.append(("post", o is other)))
+    other.load_state_dict(saved)
+    assert calls == [("first", False), ("pre", False), ("post", True)]
+    assert other.param_groups[0]["lr"] == 0.25 and saved["param_groups"][0]["lr"] == 0.1
+
+
+def test_hooks_are_not_copied_with_the_optimizer():
+    import copy
+    params = _params()
+    opt = optim.SGD(params, lr=0.1)
+    opt.register_step_pre_hook(lambda *_: None)
+    opt.register_state_dict_pre_hook(lambda o: None)
+    clone = copy.deepcopy(opt)  # through __getstate__/__setstate__, as torch's
+    assert not clone._optimizer_step_pre_hooks and not clone._optimizer_state_dict_pre_hooks
+    handle = clone.register_load_state_dict_post_hook(lambda o: None)
+    assert list(clone._optimizer_load_state_dict_post_hooks) == [handle.id]
+    assert len(opt._optimizer_step_pre_hooks) == 1 and not opt._optimizer_load_state_dict_post_hooks
