@@ -85,6 +85,13 @@ def test_pack_sequence_and_packed_sequence_methods():
     as_float = packed.float()
     assert as_float.data.dtype == nbgrad.float32 and as_float.batch_sizes is packed.batch_sizes
     assert packed.to(nbgrad.float64) is packed and not packed.is_cuda
+    assert packed.cpu() is packed and packed.pin_memory() is packed and not packed.is_pinned()
+    for method in ("double", "float", "half", "long", "int", "short", "char", "byte"):
+        ours, theirs = getattr(packed, method)(), getattr(tpacked, method)()
+        _same(ours.data, theirs.data)
+        _same(ours.unsorted_indices, theirs.unsorted_indices)
+    data, batch_sizes, sorted_indices, unsorted_indices = packed  # a named tuple's fields
+    assert data is packed.data and unsorted_indices is packed.unsorted_indices
     assert rnn.invert_permutation(None) is None
     _same(rnn.invert_permutation(nbgrad.tensor([2, 0, 1])),
           trnn.invert_permutation(torch.tensor([2, 0, 1])))
@@ -119,3 +126,11 @@ def test_on_the_device(device):
     tout, tlengths = trnn.pad_packed_sequence(tpacked, batch_first=True)
     _same(out, tout)
     _same(lengths, tlengths)
+    on_host = packed.cpu()
+    assert (on_host is packed) == (device == "cpu") and not on_host.is_cuda
+    assert on_host.batch_sizes is packed.batch_sizes
+    assert on_host.sorted_indices.device.type == on_host.unsorted_indices.device.type == "cpu"
+    _same(on_host.data, tpacked.data)
+    back = on_host.to(device)
+    assert back.is_cuda == (device == "cuda") and back.unsorted_indices.device.type == device
+    assert (on_host.cuda().is_cuda if device == "cuda" else back is on_host)

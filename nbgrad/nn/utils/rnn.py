@@ -10,7 +10,7 @@ import collections
 import collections.abc
 
 from ... import creation, dtypes
-from ...ops import joining
+from ...ops.registry import FUNCTIONS
 from ...tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -19,6 +19,14 @@ __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
 
 PackedSequence_ = collections.namedtuple(
     "PackedSequence_", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
+
+
+def _cat(tensors, dim):
+    return FUNCTIONS["cat"](tensors, dim)  # nbgrad.cat: as bound, with its tangent rule
+
+
+def _stack(tensors, dim):
+    return FUNCTIONS["stack"](tensors, dim)
 
 
 def _bind(optional, fn):
@@ -51,24 +59,32 @@ class PackedSequence(PackedSequence_):
             data, batch_sizes = data
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
-    def to(self, *args, **kwargs):
-        """The same packing with ``data`` moved or cast as ``Tensor.to``; the
-        indices follow ``data``'s device (``batch_sizes`` stays on the CPU)."""
-        data = self.data.to(*args, **kwargs)
+    def _with_data(self, data):
+        """``self`` itself when ``data`` is its data, else the same packing of
+        ``data`` with the indices on ``data``'s device (``batch_sizes`` stays
+        on the CPU)."""
         if data is self.data:
             return self
         sorted_indices = _bind(self.sorted_indices, lambda t: t.to(data.device))
         unsorted_indices = _bind(self.unsorted_indices, lambda t: t.to(data.device))
         return type(self)(data, self.batch_sizes, sorted_indices, unsorted_indices)
 
-    def cuda(self, *args, **kwargs):
-        return self.to("cuda" if not args and "device" not in kwargs else args[0]
-                       if args else kwargs.pop("device"), **kwargs)
+    def to(self, *args, **kwargs):
+        """to(*args, **kwargs) -> PackedSequence
+
+        ``data`` moved or cast as ``Tensor.to`` does; ``self`` when nothing changes."""
+        return self._with_data(self.data.to(*args, **kwargs))
+
+    def cuda(self, device=None):
+        """``data`` on the CUDA device (``self`` when it is there already)."""
+        return self._with_data(self.data.cuda(device))
 
     def cpu(self):
-        return self.to("cpu")
+        """``data`` on the CPU (``self`` when it is there already)."""
+        return self._with_data(self.data.cpu())
 
     def pin_memory(self):
+        """``self``: nbgrad's host memory is not pinned (``is_pinned()`` is False)."""
         return self
 
     def double(self):
@@ -85,6 +101,15 @@ class PackedSequence(PackedSequence_):
 
     def int(self):
         return self.to(dtype=dtypes.int32)
+
+    def short(self):
+        return self.to(dtype=dtypes.int16)
+
+    def char(self):
+        return self.to(dtype=dtypes.int8)
+
+    def byte(self):
+        return self.to(dtype=dtypes.uint8)
 
     @property
     def is_cuda(self):
@@ -149,7 +174,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         raise RuntimeError(f"a sequence length ({lengths[0]}) is longer than the padded input "
                            f"({input.shape[0]} steps)")
     batch_sizes = [sum(1 for n in lengths if n > t) for t in range(lengths[0] if lengths else 0)]
-    data = joining.cat([input[t, :b] for t, b in enumerate(batch_sizes)], 0)
+    data = _cat([input[t, :b] for t, b in enumerate(batch_sizes)], 0)
     return PackedSequence(data, creation.tensor(batch_sizes, dtype=dtypes.int64),
                           sorted_indices, None)
 
@@ -178,13 +203,13 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         step = data[offset:offset + b]
         offset += b
         if b < batch:
-            step = joining.cat([step, creation.full((batch - b,) + tail, padding_value,
-                                                    dtype=data.dtype, device=data.device)], 0)
+            step = _cat([step, creation.full((batch - b,) + tail, padding_value,
+                                             dtype=data.dtype, device=data.device)], 0)
         steps.append(step)
     for _ in range(max_seq_length - len(batch_sizes)):
         steps.append(creation.full((batch,) + tail, padding_value, dtype=data.dtype,
                                    device=data.device))
-    padded = joining.stack(steps, 0)
+    padded = _stack(steps, 0)
     lengths = [sum(1 for b in batch_sizes if b > i) for i in range(batch)]
     if batch_first:
         padded = padded.transpose(0, 1)
@@ -217,9 +242,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         if missing:
             pad = creation.full((missing,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype,
                                 device=s.device)
-            s = joining.cat([s, pad] if padding_side == "right" else [pad, s], 0)
+            s = _cat([s, pad] if padding_side == "right" else [pad, s], 0)
         padded.append(s)
-    return joining.stack(padded, 0 if batch_first else 1)
+    return _stack(padded, 0 if batch_first else 1)
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
