@@ -22,7 +22,7 @@ from .device import device  # noqa: E402
 from .dtypes import bool_ as bool  # noqa: E402,A001
 from .dtypes import dtype, float32, float64, get_default_dtype, int64  # noqa: E402
 from .declarations.row import FastPath, elementwise  # noqa: E402
-from .ops import ROWS, registry as _registry  # noqa: E402
+from .ops import ROWS, aliases as _aliases, registry as _registry  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
 from . import cuda, nn, optim, utils  # noqa: E402
 from . import linalg  # noqa: E402  (issue 15: torch.linalg's namespace)
@@ -58,6 +58,7 @@ def _export_ops():
     for row in ROWS:
         if row.method and row.name not in names:
             names[row.name] = row
+    names.update(_aliases.function_aliases(names))
 
 
 _export_ops()

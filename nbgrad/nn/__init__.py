@@ -74,4 +74,8 @@ __all__ += ["MultiheadAttention", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase"
             "LSTMCell", "GRUCell", "Transformer", "TransformerEncoder", "TransformerDecoder",
             "TransformerEncoderLayer", "TransformerDecoderLayer"]
 
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+
+__all__ += ["CosineSimilarity", "PairwiseDistance"]
+
 from . import parallel  # noqa: E402,F401  (DistributedDataParallel)

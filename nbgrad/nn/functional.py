@@ -519,6 +519,12 @@ from .functional_loss import *  # noqa: E402,F401,F403
 
 __all__ += _activation.__all__ + _norm.__all__ + [n for n in _loss.__all__ if n not in __all__]
 
+# -- distances and encodings
+from ..ops.distances import cosine_similarity, pairwise_distance  # noqa: E402
+from .functional_encoding import one_hot  # noqa: E402
+
+__all__ += ["cosine_similarity", "pairwise_distance", "one_hot"]
+
 # -- convolution, pooling, padding, resampling, recurrent, attention (issue 16, items 3-4)
 from . import functional_layers as _layers  # noqa: E402
 from .functional_layers import *  # noqa: E402,F401,F403

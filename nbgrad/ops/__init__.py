@@ -13,6 +13,7 @@ from . import products, shapes  # noqa: F401,E402  (issue 15 items 4, 6: declare
 from . import scatter, sorting  # noqa: F401,E402  (issue 15 items 3, 5: declare)
 from . import pointwise  # noqa: F401,E402  (issue 15 item 1: keyword rows, operators)
 from . import interop, sampling  # noqa: F401,E402  (issue 15 items 7, 9: interop, random sampling)
+from . import aliases, distances, new_tensors  # noqa: F401,E402  (absolute, cdist, new_zeros, ...)
 from .elementwise import apply, apply_inplace
 
 
@@ -81,6 +82,7 @@ def _install_tensor_methods():
     T.__matmul__ = matmul = registry.FUNCTIONS["matmul"]  # (with its tangent rule)
     T.__rmatmul__ = lambda self, other: matmul(other, self)
     T.__getitem__ = dual.tangent_rule(dual.LINEAR)(indexing.getitem)
+    aliases.install_methods(T)
     T.__setitem__ = dual.tangent_rule(dual.SETITEM)(indexing.setitem)
 
 

@@ -1,0 +1,110 @@
+"""PyTorch's other names for ops nbgrad has (``absolute`` for ``abs``,
+``greater`` for ``gt``, ...), and ``div``'s ``rounding_mode``."""
+from .. import dtypes
+from ..declarations.op_table import BY_NAME
+from ..tensor import Tensor
+from .pointwise import floor_divide
+from .registry import tensor_op
+
+# alias -> op, each with its in-place form where the op has one
+ALIASES = {"absolute": "abs", "negative": "neg", "subtract": "sub", "multiply": "mul",
+           "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+           "not_equal": "ne", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
+           "arctan2": "atan2", "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh",
+           "fix": "trunc"}
+FUNCTION_ALIASES = {"concat": "cat", "concatenate": "cat"}
+
+_ROUNDING = (None, "trunc", "floor")
+
+
+def _rounded_division(input, other, rounding_mode):
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if dtypes.result_type((input, other)).is_floating_point:
+        return BY_NAME["div"](input, other).trunc()  # PyTorch's trunc(a / b)
+    # Integers: floor division, moved one up where the exact quotient is
+    # negative and not whole (C's truncating division, as PyTorch's).
+    floored = floor_divide(input, other)  # (refuses a zero divisor)
+    inexact = (floored * other) != input
+    negative = (input < 0) != (other < 0)
+    return floored + (inexact & negative).to(floored.dtype)
+
+
+def _check_rounding(rounding_mode, name):
+    if rounding_mode not in _ROUNDING:
+        raise RuntimeError(f"{name} expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
+
+
+@tensor_op("div", "divide", out=True)
+def div(input, other, *, rounding_mode=None):
+    """div(input, other, *, rounding_mode=None, out=None) -> Tensor
+
+    ``input / other`` (true division, integers promoted to float), or rounded
+    toward zero (``'trunc'``) or down (``'floor'``) in the promoted type, as
+    PyTorch's ``div``."""
+    if rounding_mode is None:
+        return BY_NAME["div"](input, other)
+    _check_rounding(rounding_mode, "div")
+    return _rounded_division(input, other, rounding_mode)
+
+
+@tensor_op("div_", "divide_", function=False)
+def div_(self, other, *, rounding_mode=None):
+    """In-place ``div``: writes ``div(self, other, rounding_mode=...)`` into ``self``."""
+    if rounding_mode is None:
+        return BY_NAME["div"].inplace(self, other)
+    _check_rounding(rounding_mode, "div_")
+    return self.copy_(_rounded_division(self, other, rounding_mode))
+
+
+@tensor_op()
+def positive(input):
+    """positive(input) -> Tensor: ``input`` itself (refused for bool, as PyTorch's)."""
+    if input.dtype.name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@tensor_op()
+def ravel(input):
+    """ravel(input) -> Tensor: ``input`` flattened to 1-D (a view where possible)."""
+    return input.reshape(-1)
+
+
+@tensor_op()
+def msort(input):
+    """msort(input) -> Tensor: ``input`` sorted along its first dimension."""
+    return input.sort(dim=0).values
+
+
+@tensor_op(function=False)
+def ndimension(self):
+    """The number of dimensions (``dim()``)."""
+    return self.ndim
+
+
+@tensor_op(method=False)
+def is_floating_point(input):
+    """True if ``input``'s dtype is a floating-point type."""
+    return input.is_floating_point()
+
+
+@tensor_op()
+def is_complex(input):
+    """False: nbgrad has no complex dtypes."""
+    return False
+
+
+def install_methods(tensor_class):
+    """Bind the aliases on Tensor, once the ops they name are bound."""
+    for alias, name in ALIASES.items():
+        for suffix in ("", "_"):
+            if hasattr(tensor_class, name + suffix):
+                setattr(tensor_class, alias + suffix, getattr(tensor_class, name + suffix))
+
+
+def function_aliases(functions):
+    """``nbgrad.<alias>`` for each alias whose op is among ``functions``."""
+    names = {**ALIASES, **FUNCTION_ALIASES}
+    return {alias: functions[name] for alias, name in names.items() if name in functions}
