@@ -1,28 +1,26 @@
-"""Reductions and scans side by side: nbgrad vs NumPy vs PyTorch (eager, CPU),
-in one run, on 1e7 elements (one line) and on a training step's size
-(64 x 128, along the last dim).
+"""Reductions and scans side by side: nbgrad vs NumPy vs PyTorch (eager,
+CPU), in one run, forward and forward + backward, at a training step's size
+(64 x 128, along dim -1 and dim 0), on 1000 x 10000 (dim -1) and on one line
+of 1e7 elements.
 
     python -m kernels.reduction_study [--threads 2] [--rounds 7] [--dtype float32]
+                                      [--ops cumsum,prod] [--sizes 64x128:-1,1e7]
 
-Prints ms per call (median) and nbgrad's time over PyTorch's (< 1: faster).
-Every case is checked against NumPy's value before it is timed.
+Prints ms per call (median of rounds taken round-robin) and PyTorch's time
+over nbgrad's (above 1: nbgrad is faster); values and gradients are checked
+against PyTorch's before they are timed. The harness is
+``kernels.indexing_study``'s (``python -m kernels.indexing_study
+--reductions`` runs both tables in one command).
 """
-import argparse
-
 import numpy as np
 
-import nbgrad
-from asv_bench.compare import Case, side_by_side
+from . import indexing_study as study
+from .indexing_study import Op
 
-OPS = {
-    # name: (nbgrad/torch call, numpy call), each taking (x, dim)
-    "cumsum": (lambda L, x, d: L.cumsum(x, d), lambda x, d: np.cumsum(x, d)),
-    "prod": (lambda L, x, d: L.prod(x, d), lambda x, d: np.prod(x, d)),
-    "std": (lambda L, x, d: L.std(x, d), lambda x, d: np.std(x, d, ddof=1)),
-    "logsumexp": (lambda L, x, d: L.logsumexp(x, d),
-                  lambda x, d: _np_logsumexp(x, d)),
-    "argmax": (lambda L, x, d: L.argmax(x, d), lambda x, d: np.argmax(x, d)),
-}
+
+def near_one(shape, d, dtype):
+    # values near 1, so that long products stay finite
+    return (np.random.default_rng(0).uniform(0.999, 1.001, shape).astype(dtype),)
 
 
 def _np_logsumexp(x, d):
@@ -30,44 +28,29 @@ def _np_logsumexp(x, d):
     return np.log(np.sum(np.exp(x - top), d)) + np.squeeze(top, d)
 
 
-def inputs(shape, dtype):
-    # values near 1, so that long products stay finite
-    return np.random.default_rng(0).uniform(0.999, 1.001, shape).astype(dtype)
+def _np_median(x, d):  # the lower median, as PyTorch's
+    k = (x.shape[d] - 1) // 2
+    return np.take(np.partition(x, k, d), k, d)
 
 
-def run(shape, dtype, rounds, inner):
-    import torch
-    x = inputs(shape, dtype)
-    nx, tx = nbgrad.from_numpy(x), torch.from_numpy(x)
-    rows = []
-    for name, (call, np_call) in OPS.items():
-        want = np_call(x, -1)
-        got = call(nbgrad, nx, -1).numpy()
-        tol = 1e-3 if dtype == "float32" else 1e-9
-        assert np.allclose(got, want, rtol=tol, atol=tol), name
-        times = side_by_side({"nbgrad": Case(lambda: call(nbgrad, nx, -1)),
-                              "numpy": Case(lambda: np_call(x, -1)),
-                              "torch": Case(lambda: call(torch, tx, -1))}, rounds, inner)
-        rows.append((name, times))
-    return rows
+OPS = {
+    "cumsum": Op(lambda L, x, d: L.cumsum(x, d), lambda x, d: np.cumsum(x, d), near_one),
+    "cumprod": Op(lambda L, x, d: L.cumprod(x, d), lambda x, d: np.cumprod(x, d), near_one),
+    "prod": Op(lambda L, x, d: L.prod(x, d), lambda x, d: np.prod(x, d), near_one),
+    "logsumexp": Op(lambda L, x, d: L.logsumexp(x, d), _np_logsumexp, near_one),
+    "var": Op(lambda L, x, d: L.var(x, d), lambda x, d: np.var(x, d, ddof=1), near_one),
+    "std": Op(lambda L, x, d: L.std(x, d), lambda x, d: np.std(x, d, ddof=1), near_one),
+    "median": Op(lambda L, x, d: L.median(x, d).values, _np_median, near_one, exact=True),
+    "argmax": Op(lambda L, x, d: L.argmax(x, d), lambda x, d: np.argmax(x, d), near_one,
+                 grad=False, exact=True),
+}
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    args = parser.parse_args(argv)
-    import torch
-    torch.set_num_threads(args.threads)
-    nbgrad.set_num_threads(args.threads)
-    print(f"threads {args.threads}, {args.dtype}; ms per call (median of {args.rounds} rounds)")
-    print(f"{'op':<10} {'shape':>12} {'nbgrad':>9} {'numpy':>9} {'torch':>9} {'nb/torch':>9}")
-    for shape, inner in (((10_000_000,), 1), ((64, 128), 200)):
-        for name, t in run(shape, args.dtype, args.rounds, inner):
-            print(f"{name:<10} {'x'.join(map(str, shape)):>12} {t['nbgrad'] * 1e3:9.4f} "
-                  f"{t['numpy'] * 1e3:9.4f} {t['torch'] * 1e3:9.4f} "
-                  f"{t['nbgrad'] / t['torch']:9.2f}")
+    args = study.parser(__doc__).parse_args(argv)
+    ops, sizes = study.start(args, OPS)
+    study.print_header()
+    study.run(ops, sizes, args.dtype, args.rounds)
 
 
 if __name__ == "__main__":

@@ -599,6 +599,8 @@ class Tensor:
         """The standard deviation: the square root of :func:`var`."""
     def sum(self, dim=None, keepdim=False, dtype=None) -> Tensor:
         """The sum over ``dim`` (an int or a tuple of ints; all dims when None)."""
+    def svd(self, some=True, compute_uv=True):
+        """PyTorch's older form of :func:`nbgrad.linalg.svd`: a named tuple ``(U, S, V)`` with ``V`` (not ``Vh``; a transposed view of it); ``some`` the reduced decomposition."""
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None) -> Tensor:
         """The variance over ``dim`` (an int, a tuple of ints, or None for all), divided by ``N - correction`` (``unbiased=False``: ``correction=0``)."""
     def vdot(self, other) -> Tensor:

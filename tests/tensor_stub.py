@@ -141,7 +141,7 @@ _TENSOR = {
         "inverse": ("Tensor", None), "logsumexp": ("Tensor", None), "median": ("", None),
         "mode": ("", None), "nanmean": ("Tensor", None), "nanmedian": ("", None),
         "nansum": ("Tensor", None), "norm": ("Tensor", None), "prod": ("Tensor", None),
-        "std": ("Tensor", None), "var": ("Tensor", None),
+        "std": ("Tensor", None), "svd": ("", None), "var": ("Tensor", None),
         # issue 15 item 6: nbgrad/ops/products.py
         "addmm": ("Tensor", None), "addmm_": ("Tensor", None), "addmv": ("Tensor", None),
         "addmv_": ("Tensor", None), "baddbmm": ("Tensor", None), "baddbmm_": ("Tensor", None),
@@ -278,7 +278,7 @@ def _row(fn):
         return None
     names = inspect.getclosurevars(fn)
     for value in names.nonlocals.values():
-        if inspect.isfunction(value) and value.__name__ == fn.__name__:
+        if inspect.isfunction(value) and value.__name__ == fn.__name__ and value is not fn:
             return _row(value)
     return next((value for value in (*names.nonlocals.values(), *names.globals.values())
                  if isinstance(value, Row)), None)

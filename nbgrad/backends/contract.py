@@ -163,6 +163,16 @@ class Backend(Protocol):
     def fused_log_softmax_backward(self, grad, y, axis):
         """Log-softmax's input gradient from its output in one pass per row; or None."""
 
+    def conv_columns(self, x, kernel, stride, dilation, pads, out_hw):
+        """A 2-D convolution's im2col in one pass: the windows of (N, C, H, W)
+        ``x`` zero-padded by ``pads`` (top, bottom, left, right) as an
+        (N*Ho*Wo, kh*kw*C) matrix, channels innermost; or None."""
+
+    def conv_add_columns(self, cols, x_shape, kernel, stride, dilation, pads, out_hw):
+        """The adjoint of ``conv_columns`` in one pass: the (N*Ho*Wo, kh*kw*C)
+        column gradient added back where it was read, as a new (N, C, H, W)
+        array, padding dropped; or None."""
+
     def where(self, condition, a, b):
         """A new array: ``a`` where ``condition``, else ``b`` (broadcast)."""
 
@@ -268,6 +278,10 @@ class Backend(Protocol):
 
     def norm_row_forward(self, x, mean, rstd, weight, bias, groups, inner):
         """``(x - mean) * rstd * weight + bias`` (weight, bias None: left out), one pass."""
+
+    def norm_row_stats_forward(self, x, eps, rms, weight, bias, groups, inner):
+        """``norm_row_stats`` and ``norm_row_forward`` in one pass over ``x``:
+        ``(out, mean, rstd)``; or None where the backend has no such kernel."""
 
     def norm_row_backward(self, grad, x, mean, rstd, weight, groups, inner, rms, want_dx):
         """``(dx or None, dw, db)``: the input gradient, and per channel (groups *
@@ -394,6 +408,13 @@ class Backend(Protocol):
 
     def linalg_det(self, a):
         """The determinants of the square matrices of ``a``."""
+
+    def linalg_svd(self, a, full_matrices=True, compute_uv=True):
+        """``(U, S, Vh, info)``: the singular value decompositions of the
+        matrices of ``a`` (..., m, n), singular values descending (U and Vh
+        None without ``compute_uv``); ``info`` a host int64 array of the
+        batch shape: 0, 1 for a matrix with a NaN, 2 where the algorithm
+        failed (the results are then None)."""
 
     def fused_var(self, x, axes, dof):
         """The sum of squared deviations from the mean over ``axes``, divided by

@@ -120,3 +120,15 @@ prelu = Row(
     {"a": lambda g, a, weight: g if a > 0 else weight * g,
      "weight": lambda g, a, weight: sm.zero(g) if a > 0 else g * a},
     method=False, title="PreluKernel", tensors=("input", "weight"))
+
+# -- shrinkage (nn.Hardshrink, nn.Softshrink): zero inside [-lambd, lambd]
+hardshrink = Row(
+    "hardshrink", lambda a, lambd: sm.zero(a) if (a >= -lambd and a <= lambd) else a,
+    {"a": lambda g, a, lambd: sm.zero(g) if (a >= -lambd and a <= lambd) else g},
+    method=False)
+
+softshrink = Row(
+    "softshrink",
+    lambda a, lambd: a - lambd if a > lambd else (a + lambd if a < -lambd else sm.zero(a)),
+    {"a": lambda g, a, lambd: sm.zero(g) if (a >= -lambd and a <= lambd) else g},
+    method=False)

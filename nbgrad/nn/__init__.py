@@ -79,3 +79,21 @@ from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
 
 from . import parallel  # noqa: E402,F401  (DistributedDataParallel)
+
+# -- 3-D pooling (issue 16, item 3)
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, LPPool1d,  # noqa: E402
+                      LPPool2d, LPPool3d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+
+__all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool1d",
+            "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+
+# -- everyday pieces (issue 16 breadth): dropout family, shrink/RReLU, Bilinear, lazy layers
+from .activation_extra import Hardshrink, RReLU, Softshrink  # noqa: E402
+from .bilinear import Bilinear, ChannelShuffle  # noqa: E402
+from .dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa
+from .lazy import (LazyConv1d, LazyConv2d, LazyLinear, UninitializedBuffer,  # noqa: E402
+                   UninitializedParameter)
+
+__all__ += ["Hardshrink", "Softshrink", "RReLU", "Bilinear", "ChannelShuffle", "AlphaDropout",
+            "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout", "LazyLinear",
+            "LazyConv1d", "LazyConv2d", "UninitializedParameter", "UninitializedBuffer"]

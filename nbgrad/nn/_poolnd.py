@@ -1,10 +1,10 @@
 """1-D and adaptive pooling: ``max_pool1d``, ``avg_pool1d``,
-``adaptive_avg_pool1d/2d``, ``adaptive_max_pool1d/2d``.
+``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``.
 
 1-D pools are the 2-D ones over an (N, C, 1, L) view, as PyTorch's. An
-adaptive average pool is linear and separable: two products with constant
-(Ho, H) and (Wo, W) averaging matrices, its gradient the products with their
-transposes (written once against ``ops_for``, so it can be differentiated
+adaptive average pool is linear and separable: a product with a constant
+(out, size) averaging matrix per spatial dimension, its gradient the products
+with their transposes (written once against ``ops_for``, so it can be differentiated
 again). An adaptive max pool keeps a running maximum over the offsets of its
 largest window (offsets past a smaller window's end re-read its last
 element), then scatters the gradient to each maximum's flat position.
@@ -130,37 +130,11 @@ class SeparableBackward(Node):
         return [xp.reshape(dx, self.shapes[0])]
 
 
-def _output_size(name, input, output_size):
-    if isinstance(output_size, numbers.Integral) or output_size is None:
-        output_size = (output_size, output_size)
-    output_size = tuple(output_size)
-    if len(output_size) != 2:
-        raise RuntimeError(f"{name}: output_size must be 2")
-    h, w = input.shape[-2:]
-    return (h if output_size[0] is None else int(output_size[0]),
-            w if output_size[1] is None else int(output_size[1]))
-
-
-def _check_2d(name, input):
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    for d in range(input.ndim - 3 + 1, input.ndim):
-        if input.shape[d] == 0:
-            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
-                               f"dimensions, but input has sizes {list(input.shape)} with "
-                               f"dimension {d} being empty")
-    if not input.is_floating_point():
-        raise RuntimeError(f'"{name}" not implemented for \'{input.dtype}\'')
-
-
 @tangent_rule()  # forward mode: from its backward
 def adaptive_avg_pool2d(input, output_size):
     """Average pooling into ``output_size`` (an int, a pair, None keeps a size)."""
-    _check_2d("adaptive_avg_pool2d", input)
-    ho, wo = _output_size("adaptive_avg_pool2d", input, output_size)
+    _check_adaptive("adaptive_avg_pool2d", input, 2)
+    ho, wo = _output_sizes("adaptive_avg_pool2d", input, output_size, 2)
     h, w = input.shape[-2:]
     return separable(input, _averaging(h, ho, input.dtype.numpy),
                      _averaging(w, wo, input.dtype.numpy), "AdaptiveAvgPool2D")
@@ -182,69 +156,183 @@ def separable(input, mh, mw, op_name):
     return Tensor._from_op(out, node, input.dtype, backend)
 
 
-class AdaptiveMaxPool2DBackward(Node):
-    __slots__ = ("x_shape",)
-    op_name = "AdaptiveMaxPool2D"
+class AdaptiveMaxPoolNDBackward(Node):
+    """The gradient scattered to each maximum's flat position in its plane."""
 
-    def __init__(self, x, key):
+    __slots__ = ("x_shape", "planes", "_op_name")
+
+    def __init__(self, x, key, planes, nd):
         super().__init__([x])
         self.saved = (SavedValue(key),)  # each maximum's flat position, freed with the graph
-        self.x_shape = x._data.shape
+        self.x_shape, self.planes = x._data.shape, planes  # planes: (N*C, D*H*W)
+        self._op_name = f"AdaptiveMaxPool{nd}D"
+
+    @property
+    def op_name(self):
+        return self._op_name
 
     def backward(self, grad):
         xp = ops_for(grad)
         (key,) = self.saved_values()
-        n, c, h, w = self.x_shape
-        rows = xp.reshape(grad, (n * c, grad.shape[2] * grad.shape[3]))
-        return [xp.reshape(xp.index_add((n * c, h * w), key, rows), self.x_shape)]
+        rows = xp.reshape(grad, (self.planes[0], key[1].shape[1]))
+        return [xp.reshape(xp.index_add(self.planes, key, rows), self.x_shape)]
+
+
+def _check_adaptive(name, input, nd):
+    """PyTorch's checks of an adaptive pool's input, with its texts."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.ndim not in (nd + 1, nd + 2):
+        colon = ":" if "max" in name else ""
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{colon} "
+                           f"{list(input.shape)}")
+    for d in range(input.ndim - nd, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {d} being empty")
+    if not input.is_floating_point():
+        kernel_name = name + ("_cpu" if nd == 3 else "")
+        raise NotImplementedError(f'"{kernel_name}" not implemented for '
+                                  f"'{dtypes.TYPE_NAMES[input.dtype.name]}'")
+
+
+def _output_sizes(name, input, output_size, nd):
+    """``output_size`` (an int, or a tuple whose None entries keep a size) as ints."""
+    if isinstance(output_size, numbers.Integral) or output_size is None:
+        output_size = (output_size,) * nd
+    output_size = tuple(output_size)
+    if len(output_size) != nd:
+        if "max" in name:
+            raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+    return tuple(size if o is None else int(o)
+                 for size, o in zip(input.shape[-nd:], output_size))
+
+
+def _axis(values, d, nd):
+    """``values`` along spatial axis ``d`` of ``nd``, broadcastable against the others."""
+    shape = [1] * nd
+    shape[d] = -1
+    return np.asarray(values).reshape(shape)
+
+
+def adaptive_max_nd(name, input, output_size, return_indices, nd):
+    """Max pooling of the last ``nd`` dimensions of ``input`` into ``output_size``:
+    a running maximum over the offsets of the largest window (offsets past a
+    smaller window's end re-read its last element)."""
+    _check_adaptive(name, input, nd)
+    out_size = _output_sizes(name, input, output_size, nd)
+    backend = input._backend
+    x = input._data if input.ndim == nd + 2 else input._data.reshape((1,) + input._data.shape)
+    n, c = x.shape[:2]
+    spatial = x.shape[2:]
+    xp = ops_for(x)
+    bounds = [_bounds(size, o) for size, o in zip(spatial, out_size)]
+    kernel = tuple(int((end - start).max()) if o else 0
+                   for (start, end), o in zip(bounds, out_size))
+    planes = (n * c, int(np.prod(spatial)))
+    if all(out_size) and n * c:
+        # Every offset's flat position in the plane, (offsets, outputs): one gather
+        # of all the windows, then a running maximum over its offsets.
+        where = np.zeros((), np.int64)
+        for d, ((start, end), size) in enumerate(zip(bounds, spatial)):
+            coord = np.minimum(start[:, None] + np.arange(kernel[d]), end[:, None] - 1)  # (o, k)
+            shape = [1] * (2 * nd)
+            shape[d], shape[nd + d] = out_size[d], kernel[d]
+            where = where * size + coord.reshape(shape)
+        where = where.reshape(int(np.prod(out_size)), -1).T  # (offsets, outputs)
+        windows = xp.gather(x.reshape(planes), (slice(None), where))  # (N*C, offsets, outputs)
+        argmax = backend.zeros((n * c, where.shape[1]), backend.pool_index_dtype(where.shape[0]))
+        best = windows[:, 0].copy()
+        for k in range(1, where.shape[0]):
+            backend.max_pool_step(best, argmax, windows[:, k], k)
+        offsets = backend.to_numpy(argmax).astype(np.int64)
+        flat = where[offsets, np.arange(where.shape[1])]  # (N*C, outputs)
+    else:
+        best = backend.zeros((n, c) + out_size, x.dtype)
+        flat = np.zeros((n * c, int(np.prod(out_size))), np.int64)
+    key = (np.arange(n * c)[:, None], flat)
+    node = None
+    if grad_mode.is_grad_enabled() and input.requires_grad:
+        node = AdaptiveMaxPoolNDBackward(input, key, planes, nd)
+    shape = tuple(input.shape[:-nd]) + out_size
+    out = Tensor._from_op(best.reshape(shape), node, input.dtype, backend)
+    if not return_indices:
+        return out
+    return out, Tensor._wrap(backend.asarray(flat.reshape(shape)), dtypes.int64, backend)
 
 
 @tangent_rule()  # forward mode: from its backward
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max pooling into ``output_size``; with ``return_indices`` also each
     maximum's position in its flattened H*W plane."""
-    _check_2d("adaptive_max_pool2d", input)
-    ho, wo = _output_size("adaptive_max_pool2d", input, output_size)
-    batched = input.ndim == 4
-    x = input if batched else input.unsqueeze(0)
-    n, c, h, w = x.shape
-    backend = x._backend
-    xp = ops_for(x._data)
-    hs, he = _bounds(h, ho)
-    ws, we = _bounds(w, wo)
-    kh = int((he - hs).max()) if ho else 0
-    kw = int((we - ws).max()) if wo else 0
-    best = argmax = None
-    if ho and wo and n * c:
-        argmax = backend.zeros((n, c, ho, wo), backend.pool_index_dtype(kh * kw))
-        for a in range(kh):
-            rows = np.minimum(hs + a, he - 1)
-            for b in range(kw):
-                cols = np.minimum(ws + b, we - 1)
-                value = xp.gather(x._data, (slice(None), slice(None), rows[:, None],
-                                            cols[None, :]))
-                if best is None:
-                    best = value
-                else:
-                    backend.max_pool_step(best, argmax, value, a * kw + b)
-        offsets = backend.to_numpy(argmax).astype(np.int64)
-        r = np.minimum(hs[:, None] + offsets // kw, he[:, None] - 1)
-        col = np.minimum(ws[None, :] + offsets % kw, we[None, :] - 1)
-        flat = (r * w + col).reshape(n * c, ho * wo)
-    else:
-        best = backend.zeros((n, c, ho, wo), x._data.dtype)
-        flat = np.zeros((n * c, ho * wo), np.int64)
-    key = (np.arange(n * c)[:, None], flat)
+    return adaptive_max_nd("adaptive_max_pool2d", input, output_size, return_indices, 2)
+
+
+@tangent_rule()  # forward mode: from its backward
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) into ``output_size``
+    (an int, or a triple whose None entries keep a size); with
+    ``return_indices`` also each maximum's position in its flattened D*H*W plane."""
+    return adaptive_max_nd("adaptive_max_pool3d", input, output_size, return_indices, 3)
+
+
+def _along(xp, a, mats):
+    """Each matrix of ``mats`` applied along its spatial dimension of
+    (N, C, *spatial) ``a`` (the last ``len(mats)``), as 2-D products."""
+    nd = len(mats)
+    for i, m in enumerate(mats):
+        axis = a.ndim - nd + i
+        perm = tuple(d for d in range(a.ndim) if d != axis) + (axis,)
+        t = xp.contiguous_permute(a, perm)
+        lead = tuple(t.shape[:-1])
+        t = xp.matmul(xp.reshape(t, (int(np.prod(lead)), t.shape[-1])), xp.swapaxes(m, 0, 1))
+        a = xp.contiguous_permute(xp.reshape(t, lead + (m.shape[0],)),
+                                  tuple(int(p) for p in np.argsort(perm)))
+    return a
+
+
+class AlongBackward(Node):
+    """A linear map applied along each spatial dimension (adaptive average pooling)."""
+
+    __slots__ = ("mats", "shapes", "_op_name")
+
+    def __init__(self, x, mats, shapes, op_name):
+        super().__init__([x])
+        self.save(x)
+        self.mats, self.shapes, self._op_name = mats, shapes, op_name  # (input, batched output)
+
+    @property
+    def op_name(self):
+        return self._op_name
+
+    def backward(self, grad):
+        xp = ops_for(grad)
+        self.saved_values(xp.graph)
+        mats = [xp.swapaxes(xp.constant(m), 0, 1) for m in self.mats]
+        dx = _along(xp, xp.reshape(grad, self.shapes[1]), mats)
+        return [xp.reshape(dx, self.shapes[0])]
+
+
+@tangent_rule()  # forward mode: from its backward
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling of (N, C, D, H, W) or (C, D, H, W) into ``output_size``
+    (an int, or a triple whose None entries keep a size): linear and separable,
+    one averaging product per dimension."""
+    _check_adaptive("adaptive_avg_pool3d", input, 3)
+    out_size = _output_sizes("adaptive_avg_pool3d", input, output_size, 3)
+    backend = input._backend
+    x = input._data if input.ndim == 5 else input._data.reshape((1,) + input._data.shape)
+    mats = [backend.asarray(_averaging(size, o, x.dtype))
+            for size, o in zip(x.shape[2:], out_size)]
+    out = _along(ops_for(x), x, mats)
     node = None
-    if grad_mode.is_grad_enabled() and x.requires_grad:
-        node = AdaptiveMaxPool2DBackward(x, key)
-    out = Tensor._from_op(best, node, x.dtype, backend)
-    if not batched:
-        out = out.squeeze(0)
-    if not return_indices:
-        return out
-    indices = Tensor._wrap(backend.asarray(flat.reshape(n, c, ho, wo)), dtypes.int64, backend)
-    return out, (indices if batched else indices.squeeze(0))
+    if grad_mode.is_grad_enabled() and input.requires_grad:
+        node = AlongBackward(input, mats, (input._data.shape, out.shape), "AdaptiveAvgPool3D")
+    return Tensor._from_op(out.reshape(tuple(input.shape[:-3]) + out_size), node, input.dtype,
+                           backend)
 
 
 @tangent_rule()  # forward mode: from its backward
@@ -264,3 +352,4 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if return_indices:
         return result[0].squeeze(-2), result[1].squeeze(-2)
     return result.squeeze(-2)
+

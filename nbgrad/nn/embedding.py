@@ -6,15 +6,16 @@ from .module import Module
 from .parameter import Parameter
 
 
-def _padding(padding_idx, num_embeddings):
+def _padding(padding_idx, num_embeddings, word="Padding_idx"):
+    # (PyTorch's EmbeddingBag writes "padding_idx", its Embedding "Padding_idx")
     if padding_idx is None:
         return None
     if padding_idx > 0:
         if padding_idx >= num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
+            raise AssertionError(f"{word} must be within num_embeddings")
     elif padding_idx < 0:
         if padding_idx < -num_embeddings:
-            raise AssertionError("Padding_idx must be within num_embeddings")
+            raise AssertionError(f"{word} must be within num_embeddings")
         padding_idx = num_embeddings + padding_idx
     return padding_idx
 
@@ -96,7 +97,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        self.padding_idx = _padding(padding_idx, num_embeddings)
+        self.padding_idx = _padding(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
             self.weight = Parameter(creation.empty(num_embeddings, embedding_dim, device=device,
                                                    dtype=dtype))

@@ -530,3 +530,11 @@ from . import functional_layers as _layers  # noqa: E402
 from .functional_layers import *  # noqa: E402,F401,F403
 
 __all__ += _layers.__all__ + ["conv1d", "conv_transpose1d", "conv_transpose2d"]
+
+# -- dropout family, bilinear, channel shuffle (issue 16 breadth)
+from . import functional_bilinear as _bilinear  # noqa: E402
+from . import functional_dropout as _dropout  # noqa: E402
+from .functional_bilinear import *  # noqa: E402,F401,F403
+from .functional_dropout import *  # noqa: E402,F401,F403
+
+__all__ += _dropout.__all__ + _bilinear.__all__

@@ -213,6 +213,52 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return softmax(-input, dim, dtype)
 
 
-__all__ = ["silu", "leaky_relu", "elu", "selu", "celu", "softplus", "softsign", "hardtanh",
+def hardshrink(input, lambd=0.5):
+    """0 where -lambd <= x <= lambd, else x."""
+    _check("hardshrink", input)
+    return rows.hardshrink(input, float(lambd))
+
+
+_FLOAT_MAX = {"float64": "1.79769e+308", "float32": "3.40282e+38", "float16": "65504",
+              "bfloat16": "3.38953e+38"}
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if isinstance(input, Tensor) and not input.is_floating_point():  # checked on every device
+        raise NotImplementedError(f'"softshrink_check" not implemented for '
+                                  f"'{_C_NAMES.get(input.dtype.name, input.dtype.name)}'")
+    _check("softshrink", input)  # (a non-tensor)
+    if lambd < 0:
+        name = input.dtype.name
+        raise RuntimeError(f"lambda must be in range [0, {_FLOAT_MAX.get(name, '')}] for input "
+                           f"dtype {_C_NAMES.get(name, name)}, but found {lambd:g}")
+    return rows.softshrink(input, float(lambd))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each x <= 0 is multiplied by a slope drawn
+    uniformly from [lower, upper]; in eval the slope is (lower + upper) / 2."""
+    _check("rrelu", input, "leaky_relu")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return _apply(rows.leaky_relu, input, inplace, (lower + upper) / 2)
+    from ..creation import rand
+    with grad_mode.no_grad():
+        slopes = rand(*input.shape, dtype=input.dtype, device=input.device) * (upper - lower) \
+            + lower
+        # the noise: a random slope where x <= 0, else 1 (a select, as aten's kernel)
+        noise = slopes.where(input.detach() <= 0, 1.0)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place version of :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, True)
+
+
+__all__ = ["hardshrink", "softshrink", "rrelu", "rrelu_",
+           "silu", "leaky_relu", "elu", "selu", "celu", "softplus", "softsign", "hardtanh",
            "relu6", "hardsigmoid", "hardswish", "mish", "tanhshrink", "threshold", "logsigmoid",
            "prelu", "glu", "softmin"]

@@ -1,8 +1,12 @@
 """Functional forms of the convolution, pooling, padding, resampling,
 recurrent and attention layers of issue 16 (re-exported by
 ``nbgrad.nn.functional``)."""
-from ._poolnd import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
-                      adaptive_max_pool2d, avg_pool1d, max_pool1d)
+from ._poolnd import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
+                      adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d,
+                      max_pool1d)
+from ._lppool import lp_pool1d, lp_pool2d, lp_pool3d
+from ._poolwindows import avg_pool3d, max_pool3d
+from ._unpool import max_unpool1d, max_unpool2d, max_unpool3d
 from .fold import fold, unfold
 from .padding import pad
 from .pixelshuffle import pixel_shuffle, pixel_unshuffle
@@ -18,4 +22,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 __all__ = ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "fold", "unfold", "pad",
            "pixel_shuffle", "pixel_unshuffle", "interpolate", "upsample",
-           "scaled_dot_product_attention"]
+           "scaled_dot_product_attention", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d",
+           "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d",
+           "lp_pool2d", "lp_pool3d"]

@@ -61,6 +61,9 @@ class NativeBatchNormBackward(Node):
 
     __slots__ = ("shape", "view", "train", "eps")
     op_name = "NativeBatchNorm"
+    # Its gradients are new arrays (the kernel's or taped results): a leaf takes them
+    # as its .grad without a copy.
+    returns_fresh = True
 
     def __init__(self, x, weight, bias, mean, rstd, view, train, eps):
         super().__init__([x, weight, bias])
@@ -204,6 +207,7 @@ class _RowNormBackward(Node):
     when its statistics are seen per group."""
 
     __slots__ = ("shape", "groups", "inner", "rms", "eps", "_op_name")
+    returns_fresh = True  # new arrays, as batch norm's
 
     def __init__(self, op_name, x, weight, bias, mean, rstd, groups, inner, rms, eps):
         super().__init__([x, weight, bias])
@@ -262,10 +266,15 @@ def _row_norm(op_name, input, weight, bias, rows, groups, inner, eps, rms):
     shape = input._data.shape
     cols = _prod(shape) // rows if rows else 0
     x = backend.ascontiguous(input._data).reshape(rows, cols)
-    mean, rstd = backend.norm_row_stats(x, eps, rms)
     w = None if weight is None else backend.ascontiguous(_raw(weight, dtype)).reshape(-1)
     b = None if bias is None else backend.ascontiguous(_raw(bias, dtype)).reshape(-1)
-    out = backend.norm_row_forward(x, mean, rstd, w, b, groups, inner).reshape(shape)
+    fused = backend.norm_row_stats_forward(x, eps, rms, w, b, groups, inner)
+    if fused is None:
+        mean, rstd = backend.norm_row_stats(x, eps, rms)
+        out = backend.norm_row_forward(x, mean, rstd, w, b, groups, inner)
+    else:  # one pass over memory instead of two
+        out, mean, rstd = fused
+    out = out.reshape(shape)
     node = None
     if _recording(input, weight, bias):
         node = _RowNormBackward(op_name, input, weight, bias, mean, rstd, groups, inner, rms,
@@ -485,72 +494,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return Tensor._from_op(data, node, weight.dtype, backend)
 
 
-def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
-                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
-                  padding_idx=None):
-    """Sums, means or maxima of bags of embeddings: ``input`` 2-D (one bag per
-    row), or 1-D with ``offsets`` giving where each bag starts."""
-    _check_tensor("embedding_bag", input, "indices", 2)
-    _check_tensor("embedding_bag", weight, "weight", 1)
-    if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"mode has to be one of sum, mean or max")
-    if per_sample_weights is not None and mode != "sum":
-        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
-                                  f"per_sample_weights is only supported for mode='sum' (got "
-                                  f"mode='{mode}'). Please open a feature request on GitHub.")
-    if input.ndim == 2:
-        if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
-                             "is a mini-batch of fixed length sequences. However, found offsets "
-                             f"of type {type(offsets)}")
-        bags, length = input.shape
-        starts = np.arange(bags) * length
-        flat = input.reshape(-1)
-        if per_sample_weights is not None:
-            per_sample_weights = per_sample_weights.reshape(-1)
-    elif input.ndim == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.ndim != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
-        starts = offsets._backend.to_numpy(offsets._data).astype(np.int64)
-        if include_last_offset:
-            starts = starts[:-1]
-        flat = input
-    else:
-        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
-                         f"{input.ndim}")
-    host = _host_indices(flat)
-    ends = np.append(starts[1:], host.size) if not (input.ndim == 1 and include_last_offset) \
-        else offsets._backend.to_numpy(offsets._data).astype(np.int64)[1:]
-    rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)
-    keep = np.ones(host.size, bool) if padding_idx is None else host != (
-        padding_idx if padding_idx >= 0 else padding_idx + weight.shape[0])
-    if per_sample_weights is not None:
-        rows = rows * per_sample_weights.reshape(-1, 1)
-    backend = weight._backend
-    bags = starts.size
-    if mode == "max":
-        from ..ops import joining
-        outs = []
-        for s, e in zip(starts, ends):
-            sel = np.nonzero(keep[s:e])[0] + s
-            if sel.size:
-                idx = Tensor._wrap(backend.asarray(sel), dtypes.int64, backend)
-                outs.append(rows[idx].amax(0))
-            else:
-                outs.append(_zeros_like_shape(rows, (weight.shape[1],)))
-        return joining.stack(outs, 0)
-    # sum and mean: one product with the (bags, indices) matrix of bag memberships.
-    member = np.zeros((bags, host.size), weight.dtype.numpy)
-    for b, (s, e) in enumerate(zip(starts, ends)):
-        sel = keep[s:e]
-        count = int(sel.sum())
-        if count:
-            member[b, s:e] = sel * (1.0 / count if mode == "mean" else 1.0)
-    matrix = Tensor._wrap(backend.asarray(member), weight.dtype, backend)
-    return matrix @ rows
-
-
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
            "local_response_norm", "embedding", "embedding_bag"]
+
+from ._embedding_bag import embedding_bag  # noqa: E402  (one EmbeddingBagBackward node)

@@ -6,6 +6,7 @@ Random values come from nbgrad's generator (``nbgrad.manual_seed``).
 """
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -14,7 +15,10 @@ from ..tape.grad_mode import no_grad
 from ..tensor import Tensor
 
 
-def _generator():
+def _generator(generator=None):
+    """The NumPy stream to draw from: ``generator``'s, else nbgrad's default."""
+    if generator is not None:
+        return generator._stream
     from .. import creation
     return creation._generator
 
@@ -165,7 +169,99 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
     return _write(tensor, values)
 
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill ``tensor`` with a (semi) orthogonal matrix, as ``torch.nn.init.orthogonal_``.
+
+    Args:
+        tensor: an n-dimensional tensor, n >= 2 (trailing dimensions are flattened)
+        gain: optional scaling factor
+        generator: the generator to sample from (default: nbgrad's)
+
+    The Q of a QR factorisation of a normal matrix, with signs fixed by R's
+    diagonal so that Q is uniform over orthogonal matrices (computed by NumPy
+    on the host: an init is not a hot path).
+    """
+    _check(tensor, "copy_")
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _generator(generator).normal(0.0, 1.0, size=(rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, (q * gain).reshape(tuple(tensor.shape)))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill the 2-D ``tensor`` from N(0, std**2) and zero a ``sparsity``
+    fraction of each column (``ceil(sparsity * rows)`` entries at random rows)."""
+    _check(tensor, "normal_")
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    gen = _generator(generator)
+    values = gen.normal(0.0, std, size=(rows, cols))
+    for col in range(cols):
+        values[gen.permutation(rows)[:num_zeros], col] = 0
+    return _write(tensor, values)
+
+
+def dirac_(tensor, groups=1):
+    """Fill the 3-, 4- or 5-D ``tensor`` with the Dirac delta, so a convolution
+    with it preserves the identity of its inputs (per group of ``groups``)."""
+    _check(tensor, "zero_")
+    dimensions = tensor.dim()
+    if dimensions not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = sizes[0] // groups
+    values = np.zeros(sizes)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min(per_group, sizes[1])):
+            values[(g * per_group + d, d) + centre] = 1
+    return _write(tensor, values)
+
+
+def _make_deprecate(meth):
+    """The old name without the trailing underscore, with PyTorch's FutureWarning."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"{old_name}(...): deprecated in favor of ``{new_name}``."
+    deprecated_init.__name__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)
+
+
+__all__ = ["orthogonal_", "sparse_", "dirac_", "calculate_gain", "uniform_", "normal_",
+           "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
            "trunc_normal_"]
 

@@ -13,33 +13,37 @@ copies are backend primitives.
 """
 import collections
 import functools
+import itertools
 
 
 class Windows(collections.namedtuple("Windows", "x_shape kernel stride dilation pads out_hw")):
     """Where the windows of a 2-D layer look: an ``x_shape`` (N, C, H, W)
     input, zero-padded by ``pads`` (top, bottom, left, right), read by windows
     of ``kernel`` (kh, kw) elements ``dilation`` apart, one every ``stride``,
-    ``out_hw`` (Ho, Wo) of them."""
+    ``out_hw`` (Ho, Wo) of them. Pooling's windows may have any number of
+    spatial dimensions (N, C, *spatial; ``pads`` a (before, after) pair per
+    spatial dimension); convolution's are 2-D."""
 
     __slots__ = ()
 
     def padded_hw(self):
-        _, _, h, w = self.x_shape
-        top, bottom, left, right = self.pads
-        return h + top + bottom, w + left + right
+        pads = self.pads
+        return tuple(size + pads[2 * d] + pads[2 * d + 1]
+                     for d, size in enumerate(self.x_shape[2:]))
 
     def offsets(self):
         """``(k, rows, cols)`` for each kernel offset ``k`` (row-major): the
-        slices of the padded input that offset reads for every output position."""
+        slices of the padded input that offset reads for every output position
+        (a slice per spatial dimension)."""
         return _offsets(self.kernel, self.stride, self.dilation, self.out_hw)
 
 
 @functools.lru_cache(maxsize=256)
 def _offsets(kernel, stride, dilation, out_hw):
     # Made once per geometry: a layer's backward runs them every step.
-    kh, kw = kernel
-    return tuple((i * kw + j, *offset_slices(i, j, stride, dilation, out_hw))
-                 for i in range(kh) for j in range(kw))
+    return tuple((k, *(slice(i * d, i * d + s * (o - 1) + 1, s)
+                       for i, s, d, o in zip(position, stride, dilation, out_hw)))
+                 for k, position in enumerate(itertools.product(*map(range, kernel))))
 
 
 def offset_slices(i, j, stride, dilation, out_hw):
@@ -76,14 +80,21 @@ def windows_nhwc(backend, xp, kernel, stride, dilation, out_hw):
 
 
 def pad_nchw(backend, x, pads, fill):
-    """``x`` (N, C, H, W) with a border of ``fill`` (``x`` itself without one)."""
-    top, bottom, left, right = pads
-    if not (top or bottom or left or right):
+    """``x`` (N, C, *spatial) with a border of ``fill`` (``x`` itself without
+    one); ``pads`` a (before, after) pair per spatial dimension."""
+    if not any(pads):
         return x
-    n, c, h, w = x.shape
-    out = backend.full((n, c, h + top + bottom, w + left + right), fill, x.dtype)
-    out[:, :, top:top + h, left:left + w] = x
+    spatial = x.shape[2:]
+    out = backend.full(x.shape[:2] + tuple(size + pads[2 * d] + pads[2 * d + 1]
+                                            for d, size in enumerate(spatial)), fill, x.dtype)
+    out[_interior(pads, spatial)] = x
     return out
+
+
+def _interior(pads, spatial):
+    """Where the unpadded input lies in its padded buffer."""
+    return (slice(None), slice(None)) + tuple(slice(pads[2 * d], pads[2 * d] + size)
+                                              for d, size in enumerate(spatial))
 
 
 # ----------------------------------------------------------- convolution
@@ -92,6 +103,11 @@ def im2col(backend, x, windows, offsets_first=False):
     matrix, a row per output position (the forward's GEMM operand), or with
     ``offsets_first`` a (kh*kw, N*Ho*Wo, C) block per kernel offset. A copy,
     from the backend's caching allocator."""
+    if not offsets_first:  # the backend's one-pass form, where it has one
+        cols = backend.conv_columns(x, windows.kernel, windows.stride, windows.dilation,
+                                    windows.pads, windows.out_hw)
+        if cols is not None:
+            return cols
     n, c = x.shape[:2]
     kh, kw = windows.kernel
     ho, wo = windows.out_hw
@@ -113,6 +129,11 @@ def col2im(backend, cols, windows, offsets_first=False):
     strided add per kernel offset (``kh*kw`` adds, never one per element),
     into a padded channels-last buffer; the (kh*kw, N*Ho*Wo, C) layout
     (``offsets_first``) adds contiguous blocks."""
+    if not offsets_first:
+        dx = backend.conv_add_columns(cols, windows.x_shape, windows.kernel, windows.stride,
+                                      windows.dilation, windows.pads, windows.out_hw)
+        if dx is not None:
+            return dx
     n, c, h, w = windows.x_shape
     kh, kw = windows.kernel
     ho, wo = windows.out_hw
@@ -149,33 +170,34 @@ def contiguous_permute(backend, a, axes):
 
 # ---------------------------------------------------------------- pooling
 def gather_windows(backend, x, windows, argmax=None):
-    """Per output position (N, C, Ho, Wo) of ``x`` (N, C, H, W) zero-padded:
+    """Per output position (N, C, *out) of ``x`` (N, C, *spatial) zero-padded:
     the sum of its window, or with ``argmax`` (each window's kernel offset)
     the element that offset picks."""
     n, c = x.shape[:2]
     xp = pad_nchw(backend, x, windows.pads, 0)
     out = backend.zeros((n, c, *windows.out_hw), x.dtype)
-    for k, rows, cols in windows.offsets():
+    every = (slice(None), slice(None))
+    for k, *where in windows.offsets():
         if argmax is None:
-            backend.add_into(out, xp[:, :, rows, cols])
+            backend.add_into(out, xp[every + tuple(where)])
         else:  # a select (never a product with a 0/1 mask): inf and NaN elsewhere stay out
-            out = backend.where(argmax == k, xp[:, :, rows, cols], out)
+            out = backend.where(argmax == k, xp[every + tuple(where)], out)
     return out
 
 
 def scatter_windows(backend, values, windows, argmax=None):
-    """The adjoint of ``gather_windows``: zeros of the input's shape (N, C, H,
-    W) with each output position's value (N, C, Ho, Wo) added at every element
-    of its window, or with ``argmax`` at the element that picks. A view of a
-    padded buffer (one strided add per kernel offset into it)."""
-    n, c, h, w = windows.x_shape
-    top, _, left, _ = windows.pads
+    """The adjoint of ``gather_windows``: zeros of the input's shape (N, C,
+    *spatial) with each output position's value (N, C, *out) added at every
+    element of its window, or with ``argmax`` at the element that picks. A
+    view of a padded buffer (one strided add per kernel offset into it)."""
+    n, c = windows.x_shape[:2]
     dxp = backend.zeros((n, c, *windows.padded_hw()), values.dtype)
     zero = values.dtype.type(0)
-    for k, rows, cols in windows.offsets():
-        backend.add_into(dxp[:, :, rows, cols],
+    every = (slice(None), slice(None))
+    for k, *where in windows.offsets():
+        backend.add_into(dxp[every + tuple(where)],
                          values if argmax is None else backend.where(argmax == k, values, zero))
-    return dxp[:, :, top:top + h, left:left + w]
+    return dxp[_interior(windows.pads, windows.x_shape[2:])]
 
 
 # ----------------------------------------------------------------- losses

@@ -86,8 +86,8 @@ class GatherWindowsBackward(_AdjointBackward):
     adjoint = "scatter_windows"
 
     @property
-    def op_name(self):  # a window sum is avg_pool2d's (PyTorch's double backward of it)
-        return "AvgPool2D" if self.args[1] is None else "Gather"
+    def op_name(self):  # a window sum is avg_poolNd's (PyTorch's double backward of it)
+        return f"AvgPool{len(self.args[0].kernel)}D" if self.args[1] is None else "Gather"
 
 
 class ScatterWindowsBackward(_AdjointBackward):
@@ -96,7 +96,9 @@ class ScatterWindowsBackward(_AdjointBackward):
 
     @property
     def op_name(self):  # the pooling backward it is
-        return "AvgPool2DBackward" if self.args[1] is None else "MaxPool2DWithIndicesBackward"
+        nd = len(self.args[0].kernel)
+        return (f"AvgPool{nd}DBackward" if self.args[1] is None
+                else f"MaxPool{nd}DWithIndicesBackward")
 
 
 def gather_windows(x, windows, argmax=None):

@@ -27,8 +27,12 @@ from .registry import tensor_op
 
 
 def _recording(*tensors):
-    return grad_mode.is_grad_enabled() and any(
-        t.__class__ is Tensor and t.requires_grad for t in tensors)
+    if not grad_mode.is_grad_enabled():
+        return False
+    for t in tensors:
+        if t.__class__ is Tensor and t.requires_grad:
+            return True
+    return False
 
 
 def _type_name(dtype):
@@ -70,7 +74,8 @@ class GatherBackward(Node):
 def gather_raw(self, indices, axis, op_name="Gather"):
     """``self`` gathered at the raw index array ``indices`` along ``axis``; taped."""
     data = self._backend.gather_along(self._data, indices, axis)
-    node = GatherBackward(self, indices, axis, op_name) if _recording(self) else None
+    node = GatherBackward(self, indices, axis, op_name) if (
+        self.requires_grad and grad_mode.is_grad_enabled()) else None
     return _wrap(data, self, node)
 
 
@@ -154,6 +159,16 @@ def _shape(t):
 def _along_checks(self, dim, index, fn, src=None):
     """gather's and scatter's checks of ``dim`` and ``index`` (shapes, dtype,
     bounds), in PyTorch's order; the axis."""
+    data = self._data
+    if (index.__class__ is Tensor and index.dtype is dtypes.int64 and data.ndim
+            and index._backend is self._backend and index._data.shape == data.shape
+            and (src is None or src.__class__ is Tensor and src.dtype is self.dtype
+                 and src._backend is self._backend and src._data.shape == data.shape)):
+        # The common call (index, and src, of self's shape): of the checks
+        # below only the dim's and the bounds' can fail, and in this order.
+        axis = self._dim(dim, fn)
+        _check_bounds(self, index._data, axis, data.shape[axis])
+        return axis
     axis = self._dim(dim, fn)
     _check_tensor(index, fn, "index")
     _same_device(self, index, src)

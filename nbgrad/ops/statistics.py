@@ -16,7 +16,8 @@ from .. import dtypes
 from ..tape.graph import Node, SavedTensor
 from ..tape.version_counter import user_stacklevel
 from ..tensor import Tensor
-from . import arrays, dual, reductions
+from . import arrays, dual, reductions, views
+from .linalg_dense import linalg_svdvals as svdvals
 from .arrays import ops_for
 from .reductions import (ExtremumBackward, ExtremumDimBackward, SumBackward, _axes,
                          _check_keepdim, _empty_reduction_check, _kept_shape, _recording,
@@ -756,9 +757,11 @@ _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) -> Tensor
 
-    The matrix norm over the two dims ``dim``: 'fro' (Frobenius), or 1/-1
-    (max/min column sum of ``|A|``) and inf/-inf (max/min row sum). 'nuc', 2
-    and -2 need singular values, which nbgrad does not compute yet."""
+    The matrix norm over the two dims ``dim``: 'fro' (Frobenius), 'nuc'
+    (nuclear: the sum of the singular values), 2/-2 (the largest/smallest
+    singular value), 1/-1 (max/min column sum of ``|A|``) and inf/-inf
+    (max/min row sum). The singular values are ``nbgrad.linalg.svdvals``'
+    (LAPACK's, on the host) of ``A`` with ``dim`` moved last, as PyTorch's."""
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
@@ -781,8 +784,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values, "
-                                  "which nbgrad does not compute yet")
+        return _singular_value_norm(A, ord, (d0, d1), keepdim, dtype)
     # As PyTorch's: ord 1 the largest (-1: smallest) 1-norm of the columns (over
     # d0), inf of the rows (over d1); the extremum over the other dim.
     summed, picked = (d0, d1) if abs(ord) == 1 else (d1, d0)
@@ -790,6 +792,38 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         picked -= 1
     sums = vector_norm(A, 1.0, (summed,), keepdim, dtype=dtype)
     return (reductions.amax if ord > 0 else reductions.amin)(sums, picked, keepdim)
+
+
+def _singular_value_norm(A, ord, dims, keepdim, dtype):
+    """matrix_norm's 'nuc', 2 and -2, composed as PyTorch's: the singular
+    values of ``A`` permuted to put ``dims`` last, summed ('nuc') or their
+    max (2; zeros for empty matrices) or min (-2); with ``keepdim`` the two
+    dims put back as size 1."""
+    if dtype is not None:
+        dtype = dtypes.to_dtype(dtype, "linalg_matrix_norm")
+        if not dtype.is_floating_point:
+            raise RuntimeError("linalg.matrix_norm: dtype should be floating point or complex, "
+                               f"but got {dtype.tensor_type[:-6]}")
+    _float_input(A, "linalg.matrix_norm")
+    if A.dtype.itemsize < 4:
+        raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. Got "
+                           f"{A.dtype.tensor_type[:-6]}")
+    if dtype is not None:
+        A = A.to(dtype)
+    permutation = tuple(k for k in range(A.ndim) if k not in dims) + tuple(dims)
+    values = svdvals(views.permute(A, permutation))
+    if ord == "nuc":
+        result = reductions.sum(values, -1, keepdim)
+    elif ord == 2 and values.shape[-1] == 0:  # (the max of none: 0, as PyTorch's)
+        shape = tuple(values.shape[:-1]) + ((1,) if keepdim else ())
+        result = Tensor._from_op(A._backend.zeros(shape, A._data.dtype), None, A.dtype,
+                                 A._backend)
+    else:
+        result = (reductions.amax if ord > 0 else reductions.amin)(values, -1, keepdim)
+    if keepdim:
+        result = views.permute(views.unsqueeze(result, -1),
+                               tuple(permutation.index(k) for k in range(A.ndim)))
+    return result
 
 
 @dual.tangent_rule(dual.BY_VJP)

@@ -131,6 +131,51 @@ def memory_entries(dtype):
            {"dst": dtype, "idx": idx, "val": dtype})
 
 
+def sorting_entries(dtype):
+    """Issue 15 on the device: the bitonic sort (lines in shared memory; long
+    lines in scratch: fill, shared tiles, global passes, write-back), topk's
+    selection rounds, the int64 scan, nonzero, unique, searchsorted and histc
+    (shared and global bins)."""
+    from nbgrad.backends.cuda import sorting
+    idx = np.dtype(np.int64)
+    t = sorting.TILE
+    yield (f"sort rows {dtype.name}", sorting._rows_kernel(dtype, 2, t),
+           {"x": dtype, "out": dtype, "idx": idx})
+    yield f"sort scratch init {dtype.name}", sorting._scratch_init_kernel(2), {"x": dtype}
+    yield (f"sort scratch tile {dtype.name}", sorting._scratch_tile_kernel(dtype, t),
+           {"x": dtype})
+    yield f"sort scratch step {dtype.name}", sorting._scratch_step_kernel(), {"x": dtype}
+    yield (f"sort scratch write {dtype.name}", sorting._scratch_write_kernel(2),
+           {"out": dtype, "idx": idx})
+    yield f"topk tile select {dtype.name}", sorting._tile_select_kernel(dtype, t), {"x": dtype}
+    yield f"nonzero flags {dtype.name}", sorting._nonzero_flags_kernel(2), {"x": dtype}
+    yield f"unique flags {dtype.name}", sorting._unique_flags_kernel(), {"v": dtype}
+    yield f"unique scatter {dtype.name}", sorting._unique_scatter_kernel(), {"v": dtype}
+    yield f"searchsorted {dtype.name}", sorting._searchsorted_kernel(), {"bd": dtype}
+    for shared in (0, sorting.HIST_BINS):
+        yield f"histc {dtype.name} shared={shared}", sorting._histc_kernel(2, dtype, shared), {
+            "x": dtype}
+
+
+def sorting_index_entries():
+    """The dtype-free kernels of sorting.py, and sorts of integer and byte keys."""
+    from nbgrad.backends.cuda import sorting
+    threads = sorting.SCAN_THREADS
+    yield "scan block sums int64", sorting._block_sums_kernel(threads), {}
+    yield "scan blocks int64", sorting._block_scan_kernel(threads), {}
+    yield "nonzero write 3-D", sorting._nonzero_write_kernel(3), {}
+    yield "unique counts", sorting._unique_counts_kernel(), {}
+    for name in ("int64", "int32", "uint8"):
+        dtype = np.dtype(name)
+        yield (f"sort rows {name}", sorting._rows_kernel(dtype, 1, sorting.TILE),
+               {"x": dtype, "out": dtype, "idx": np.dtype(np.int64)})
+    yield "nonzero flags bool", sorting._nonzero_flags_kernel(1), {"x": np.dtype(np.bool_)}
+    half = np.dtype(np.float16)  # (unique and searches compare float16 itself; sorts widen it)
+    yield "nonzero flags float16", sorting._nonzero_flags_kernel(1), {"x": half}
+    yield "unique flags float16", sorting._unique_flags_kernel(), {"v": half}
+    yield "searchsorted float16", sorting._searchsorted_kernel(), {"bd": half}
+
+
 def checksum_entries():
     from nbgrad.backends.cuda import checksums
     for bits in (np.uint8, np.uint32, np.uint64):  # bool, float32, float64 saved tensors
@@ -192,5 +237,7 @@ def entries(rows=None):
         yield from memory_entries(dtype)
         yield from nn_entries(dtype)
         yield from optim_entries(dtype)
+        yield from sorting_entries(dtype)
+    yield from sorting_index_entries()
     yield from integer_and_bool_entries()
     yield from checksum_entries()

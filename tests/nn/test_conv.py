@@ -360,3 +360,66 @@ def test_wgan_gp_gradient_penalty_through_a_conv_critic_matches_torch(device):
     for mine, want in zip(results[nbgrad], results[torch]):
         assert mine.device.type == device
         assert_values_close(mine, want)
+
+
+# The CPU backend's one-pass im2col/col2im (backends/cpu/convolution.py) against the
+# generic strided forms (nbgrad.ops.nn_arrays), bit for bit: padding on every side,
+# a negative (cropping) pad, stride, dilation, one channel.
+_GEOMETRIES = [  # x shape, kernel, stride, dilation, pads (top, bottom, left, right)
+    ((2, 3, 6, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)),
+    ((3, 5, 9, 7), (2, 3), (2, 1), (1, 2), (0, 1, 2, 0)),
+    ((2, 4, 7, 7), (3, 3), (2, 2), (1, 1), (1, 0, 1, 0)),
+    ((2, 3, 6, 6), (3, 3), (1, 1), (1, 1), (1, -1, 1, -1)),
+    ((4, 1, 5, 5), (3, 2), (1, 2), (2, 1), (2, 2, 0, 1)),
+]
+
+
+@pytest.mark.parametrize("geometry", _GEOMETRIES, ids=range(len(_GEOMETRIES)))
+def test_one_pass_im2col_and_col2im_equal_the_generic_forms(geometry):
+    from nbgrad.backends import cpu
+    from nbgrad.ops import nn_arrays
+
+    class Generic:  # the CPU backend without its one-pass forms
+        def __getattr__(self, name):
+            return getattr(cpu, name)
+
+        def conv_columns(self, *args):
+            return None
+
+        def conv_add_columns(self, *args):
+            return None
+
+    shape, kernel, stride, dilation, pads = geometry
+    out_hw = tuple((size + pads[2 * d] + pads[2 * d + 1] - dilation[d] * (kernel[d] - 1) - 1)
+                   // stride[d] + 1 for d, size in enumerate(shape[2:]))
+    windows = nn_arrays.Windows(shape, kernel, stride, dilation, pads, out_hw)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    cols = nn_arrays.im2col(cpu, x, windows)
+    assert cpu.conv_columns(x, kernel, stride, dilation, pads, out_hw) is not None
+    np.testing.assert_array_equal(cols, nn_arrays.im2col(Generic(), x, windows))
+    dcols = rng.standard_normal(cols.shape).astype(np.float32)
+    dx = nn_arrays.col2im(cpu, dcols, windows)
+    np.testing.assert_array_equal(dx, nn_arrays.col2im(Generic(), dcols, windows))
+
+
+def test_conv2d_on_the_parallel_kernels_matches_torch():
+    """Columns above the parallel threshold (the demo CNN's second convolution)."""
+    torch.manual_seed(0)
+    tc = torch.nn.Conv2d(16, 32, 3, padding=1)
+    nc = nn.Conv2d(16, 32, 3, padding=1)
+    copy_weights(nc, tc)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 16, 8, 8)).astype(np.float32)
+    g = rng.standard_normal((64, 32, 8, 8)).astype(np.float32)
+    tx, nx = torch.tensor(x, requires_grad=True), nbgrad.tensor(x, requires_grad=True)
+    ty, ny = tc(tx), nc(nx)
+    assert_close(ny, ty.detach(), "float32")
+    ty.backward(torch.tensor(g))
+    ny.backward(nbgrad.tensor(g))
+    assert_close(nx.grad, tx.grad, "float32")
+    # The weight and bias gradients sum 4096 products of unit size: a few float32 ulp
+    # of that sum apart from PyTorch's, whatever the order.
+    for name, p in nc.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), dict(tc.named_parameters())[name].grad,
+                                   rtol=1e-4, atol=1e-4)

@@ -227,3 +227,25 @@ def test_forward_mode_matches_torch(case):
             out = fn(lib, ad.make_dual(lib.tensor(x), lib.tensor(v)))
             tangents.append(ad.unpack_dual(out).tangent)
     assert_close(*tangents)
+
+
+@pytest.mark.parametrize("make,shape", [
+    (lambda L: L.nn.LayerNorm(1024), (512, 1024)),  # the column sums kept per block of rows
+    (lambda L: L.nn.GroupNorm(4, 8), (16, 8, 64, 64)),
+], ids=["layer_norm", "group_norm"])
+def test_norm_on_the_parallel_kernels_matches_torch(make, shape):
+    """Inputs above the CPU kernels' parallel threshold (2**19 elements)."""
+    tm, nm = make(torch), make(nbgrad)
+    _randomize(tm)
+    copy_weights(nm, tm)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    tx, nx = torch.tensor(x, requires_grad=True), nbgrad.tensor(x, requires_grad=True)
+    ty, ny = tm(tx), nm(nx)
+    assert_close(ny, ty.detach(), "float32")
+    ty.backward(torch.tensor(g))
+    ny.backward(nbgrad.tensor(g))
+    assert_close(nx.grad, tx.grad, "float32")
+    for name, p in nm.named_parameters():
+        assert_close(p.grad, dict(tm.named_parameters())[name].grad, "float32")

@@ -305,3 +305,38 @@ def test_forward_mode():
             got[lib] = [fwd.unpack_dual(o).tangent.numpy() for o in outs]
     for ours, theirs in zip(got[nbgrad], got[torch], strict=True):
         assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("shape,dim", [((5, 6, 7), 1), ((5, 6, 7), 0), ((30, 25), 1),
+                                       ((30, 25), 0)])
+def test_contiguous_paths_like_torch(device, shape, dim, parallel, monkeypatch):
+    """gather, index_select and the scatters on C-contiguous operands of one
+    shape apart from ``dim`` (the CPU's plain 3-D/row kernels) and on a
+    transposed input (the strided kernels), with repeated indices, against
+    PyTorch; ``parallel``: the CPU's prange kernels (threshold lowered)."""
+    if parallel:
+        if device != "cpu":
+            pytest.skip("the CPU backend's parallel kernels")
+        from nbgrad.backends.cpu import indexing
+        monkeypatch.setattr(indexing, "PARALLEL_THRESHOLD", 16)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(np.float32)
+    src = rng.standard_normal(shape).astype(np.float32)
+    idx = rng.integers(0, shape[dim], shape)
+    line = rng.integers(0, shape[dim], shape[dim] + 3)
+    swapped = (shape[1], shape[0], *shape[2:])
+    idx_t = rng.integers(0, swapped[dim], swapped)
+    for lib in (nbgrad, torch):
+        kw = {"device": device} if lib is nbgrad else {}
+        t, s, i, i1, it = (lib.tensor(a, **kw) for a in (x, src, idx, line, idx_t))
+        tt, st = t.transpose(0, 1), s.transpose(0, 1)  # (strided)
+        out = [t.gather(dim, i), t.index_select(dim, i1), t.scatter_add(dim, i, s),
+               t.scatter_reduce(dim, i, s, "amax"), t.scatter_reduce(dim, i, s, "prod"),
+               tt.gather(dim, it), tt.scatter_add(dim, it, st)]
+        if lib is nbgrad:
+            got = [o.cpu().numpy() for o in out]
+        else:
+            want = [o.numpy() for o in out]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)

@@ -206,3 +206,138 @@ def test_cuda_searches():
                         want if isinstance(want, tuple) else (want,)):
             assert g.device.type == "cuda"
             assert np.array_equal(g.cpu().numpy(), w.numpy(), equal_nan=True), name
+
+
+# -- the CUDA kernels' branches (backends/cuda/sorting.py), with small tiles so
+# every branch runs on tiny shapes on a GPU and in the simulator alike
+@pytest.fixture
+def small_tiles(monkeypatch):
+    from nbgrad.backends.cuda import sorting as kernels
+    for name, value in (("TILE", 8), ("SIM_TILE", 8), ("SCAN_THREADS", 4),
+                        ("SIM_SCAN_THREADS", 4), ("HIST_BINS", 4), ("SIM_HIST_BINS", 4)):
+        monkeypatch.setattr(kernels, name, value)
+
+
+def _same_cuda(got, want):
+    """``_same`` for a result on the GPU: its layout there, its values on the host."""
+    if isinstance(want, tuple):
+        assert type(got).__name__ == type(want).__name__ and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same_cuda(g, w)
+        return
+    assert got.device.type == "cuda"
+    if not want.numel():  # (the strides of an empty result are not compared)
+        assert tuple(got.shape) == tuple(want.shape) and got.dtype.is_floating_point == \
+            want.dtype.is_floating_point and got.element_size() == want.element_size()
+        return
+    assert got.stride() == want.stride()
+    host, ref = got.cpu().numpy(), want.numpy()
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1] and host.shape == ref.shape
+    assert np.array_equal(host, ref, equal_nan=True)
+    assert np.array_equal(np.signbit(host.astype(np.float64)), np.signbit(ref.astype(np.float64)))
+
+
+def _line_data(n, rng):
+    """Two lines of ``n`` with ties, NaN and signed zeros, plus a line of distinct values."""
+    pool = np.array([1.0, -0.0, 0.0, 2.0, np.nan, -1.0, np.inf, -np.inf, 2.0])
+    return np.stack([rng.choice(pool, n), rng.choice(pool, n), rng.permutation(n) - n / 2.0])
+
+
+# n against the (patched) tile of 8: a padded line, a full tile, one and two
+# global stages beyond it
+@pytest.mark.cuda
+@pytest.mark.parametrize("n", [1, 5, 8, 9, 27])
+def test_cuda_sort_and_topk_lines(small_tiles, n):
+    data = _line_data(n, np.random.default_rng(n))
+    for lib_args in ({}, {"descending": True}, {"dim": 0}, {"dim": 0, "descending": True}):
+        got, want = (lib.tensor(data, device=dev).sort(stable=True, **lib_args)
+                     for lib, dev in ((nbgrad, "cuda"), (torch, "cpu")))
+        _same_cuda(got, want)
+    cpu_x, x = nbgrad.tensor(data), nbgrad.tensor(data, device="cuda")
+    for k in sorted({0, 1, min(2, n), min(3, n), n}):  # (1 and 2 of 9 or 27: selected in rounds)
+        for largest in (True, False):
+            got, want = x.topk(k, largest=largest), cpu_x.topk(k, largest=largest)
+            assert np.array_equal(got.values.cpu().numpy(), want.values.numpy(), equal_nan=True)
+            assert np.array_equal(got.indices.cpu().numpy(), want.indices.numpy())
+            ref = torch.tensor(data).topk(k, largest=largest).values.numpy()
+            assert np.array_equal(got.values.cpu().numpy(), ref, equal_nan=True)
+
+
+@pytest.mark.cuda
+def test_cuda_sort_dtypes_and_empty(small_tiles):
+    data = np.random.default_rng(1).integers(-4, 5, (2, 11))
+    for dtype in ("int64", "int32", "int16", "uint8", "bool", "float16"):
+        cast = np.abs(data) % 2 if dtype == "bool" else np.abs(data) if dtype == "uint8" else data
+        ops = [lambda lib, x: x.sort(stable=True), lambda lib, x: x.sort(dim=0, descending=True, stable=True),
+               lambda lib, x: lib.unique(x, return_inverse=True, return_counts=True)]
+        if dtype != "bool":
+            ops.append(lambda lib, x: x.topk(3, largest=False).values)
+        for op in ops:
+            _same_cuda(*(op(lib, lib.tensor(cast, dtype=getattr(lib, dtype), device=dev))
+                         for lib, dev in ((nbgrad, "cuda"), (torch, "cpu"))))
+    for shape, dim in (((0, 3), 0), ((0, 3), 1), ((2, 0), 1)):
+        got, want = (lib.zeros(shape, device=dev).sort(dim)
+                     for lib, dev in ((nbgrad, "cuda"), (torch, "cpu")))
+        assert tuple(got.values.shape) == tuple(want.values.shape)
+        assert tuple(got.indices.shape) == tuple(want.indices.shape)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("n", [0, 1, 9, 40])
+def test_cuda_compactions(small_tiles, n):
+    """unique, unique_consecutive, nonzero (scans of one and several blocks, nested)."""
+    rng = np.random.default_rng(n)
+    # (no -0.: which of -0. and 0. stands for both is PyTorch's sort's choice)
+    data = rng.choice(np.array([0.0, 1.0, 2.0, np.nan, 2.0]), n)
+    flat = data.copy()
+    grid = rng.integers(0, 2, (3, n)).astype(np.float32)
+    # (the inverse of NaNs follows the sort's order of NaNs: the CPU backend's is the reference)
+    for fn, ref in ((lambda lib, x: lib.unique(x, return_inverse=True, return_counts=True), nbgrad),
+                    (lambda lib, x: lib.unique(x, return_counts=True), torch),
+                    (lambda lib, x: lib.unique_consecutive(x, return_inverse=True,
+                                                           return_counts=True), torch),
+                    (lambda lib, x: lib.nonzero(x), torch)):
+        got = fn(nbgrad, nbgrad.tensor(flat, device="cuda"))
+        _same_cuda(got, fn(ref, ref.tensor(flat)))
+    for x in (grid, grid.T, grid[:, ::2], np.array(1.5), np.array(0.0)):
+        got, want = nbgrad.tensor(x, device="cuda").nonzero(), torch.tensor(x).nonzero()
+        _same_cuda(got, want)
+    got, want = (lib.unique(lib.tensor(grid, device=dev).t(), return_inverse=True)  # strided
+                 for lib, dev in ((nbgrad, "cuda"), (torch, "cpu")))
+    _same_cuda(got, want)
+
+
+@pytest.mark.cuda
+@pytest.mark.filterwarnings("ignore:torch.searchsorted")  # (torch's, on the transposed values)
+@pytest.mark.parametrize("bins", [3, 7])  # per-block bins in shared memory, or global atomics
+def test_cuda_histc_and_searches(small_tiles, bins):
+    data = np.array([[0.0, 0.5, 1.0, 3.0, np.nan, -0.5], [2.0, 2.99, 3.0, 1.5, 0.25, 9.0]])
+    for fn in (lambda lib, x: lib.histc(x, bins=bins, min=0, max=3),
+               lambda lib, x: lib.histc(x.t(), bins=bins, min=0, max=3),  # strided
+               lambda lib, x: lib.searchsorted(x[:, :4].sort().values, x, right=bins == 3),
+               lambda lib, x: lib.bucketize(x.t(), x[1, :4], right=bins == 7)):
+        for dtype in ("float32", "float64"):
+            got = fn(nbgrad, nbgrad.tensor(data, dtype=getattr(nbgrad, dtype), device="cuda"))
+            _same_cuda(got, fn(torch, torch.tensor(data, dtype=getattr(torch, dtype))))
+
+
+def test_topk_small_k_ties_and_signed_zeros(device):
+    """topk's insertion path for float rows without NaN (k <= 64): values as
+    PyTorch's, both directions (-0. ties 0., infinities in order; a row with
+    a NaN takes the keys' path); indices point at the values and, on the CPU,
+    are a stable sort's (ties: the lower index first; PyTorch promises no order)."""
+    rng = np.random.default_rng(5)
+    pool = np.array([1.0, -0.0, 0.0, 2.0, -1.0, np.inf, -np.inf, 2.0, 0.5])
+    data = rng.choice(pool, (6, 40)).astype(np.float32)
+    data[5, 7] = np.nan
+    for k in (1, 3, 5):
+        for largest in (True, False):
+            got = nbgrad.tensor(data, device=device).topk(k, largest=largest)
+            want = torch.tensor(data).topk(k, largest=largest)
+            assert np.array_equal(got.values.cpu().numpy(), want.values.numpy(), equal_nan=True)
+            indices = got.indices.cpu().numpy()
+            assert np.array_equal(np.take_along_axis(data, indices, 1), got.values.cpu().numpy(),
+                                  equal_nan=True)
+            if device == "cpu":  # (the CUDA backend picks among ties its own way)
+                stable = np.argsort(-data[:5] if largest else data[:5], 1, kind="stable")
+                assert np.array_equal(indices[:5], stable[:, :k])

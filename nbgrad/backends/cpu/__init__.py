@@ -17,6 +17,7 @@ from .recurrent import (gru_cell_backward, gru_cell_forward, lstm_cell_backward,
 from . import linalg, scans, selection, statistics_kernels  # issue 15 (see the end)
 from . import indexing, sorting  # issue 15: gathers, scatters, sorting
 from . import normalization  # issue 16: fused normalization kernels
+from . import convolution  # issue 16: one-pass im2col/col2im
 from .allocator import _SMALL_COUNT, pool
 from .checksums import checksum  # noqa: F401  (the contract's)
 from .random import random_fill, random_state, random_stream, set_random_state  # noqa: F401
@@ -36,10 +37,13 @@ put_per_row = loops.put_per_row
 norm_row_stats = normalization.norm_row_stats
 norm_row_forward = normalization.norm_row_forward
 norm_row_backward = normalization.norm_row_backward
+norm_row_stats_forward = normalization.norm_row_stats_forward
 norm_channel_stats = normalization.norm_channel_stats
 norm_running_update = normalization.norm_running_update
 norm_channel_forward = normalization.norm_channel_forward
 norm_channel_backward = normalization.norm_channel_backward
+conv_columns = convolution.conv_columns
+conv_add_columns = convolution.conv_add_columns
 optimizer_update = updates.optimizer_update
 optimizer_update_foreach = updates.optimizer_update_foreach
 update_foreach_below = updates.PARALLEL_THRESHOLD  # larger parameters take the parallel kernel
@@ -315,15 +319,7 @@ def add_at(a, key, values):
     np.add.at(a, key, values)
 
 
-def max_pool_step(best, argmax, value, k):
-    """One kernel offset of max pooling: ``best = maximum(best, value)`` (NaN
-    wins), and where ``value`` is larger or NaN, ``argmax = k`` (PyTorch's
-    rule); ``argmax`` may be None when no index is wanted."""
-    if argmax is not None:
-        better = value > best
-        better |= np.isnan(value)
-        argmax[better] = k
-    np.maximum(best, value, out=best)
+from .pooling import max_pool_step  # noqa: E402  (one fused Numba pass per kernel offset)
 
 
 def pool_index_dtype(count):
@@ -341,6 +337,7 @@ reduce_median = selection.reduce_median
 linalg_inv = linalg.linalg_inv
 linalg_solve = linalg.linalg_solve
 linalg_det = linalg.linalg_det
+linalg_svd = linalg.linalg_svd
 
 
 def reduce_prod(a, axis=None, keepdims=False, dtype=None):

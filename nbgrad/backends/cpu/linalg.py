@@ -51,3 +51,28 @@ def linalg_solve(a, b):
 def linalg_det(a):
     with np.errstate(all="ignore"):
         return np.asarray(np.linalg.det(a))
+
+
+def linalg_svd(a, full_matrices=True, compute_uv=True):
+    """``(U, S, Vh, info)`` of the matrices of ``a`` (..., m, n) by LAPACK's
+    gesdd (U, Vh None without ``compute_uv``). ``info`` (per matrix): 0; 1
+    for a matrix with a NaN (PyTorch's "non-finite values" error: LAPACK does
+    not converge); 2 where LAPACK failed on a finite matrix. The results are
+    None unless every ``info`` is 0. An inf gives NaNs, as LAPACK gives PyTorch."""
+    info = np.isnan(a).any(axis=(-2, -1)).astype(np.int64) if a.size else _batch_info(a)
+    if info.any():
+        return None, None, None, info
+    try:
+        with np.errstate(all="ignore"):
+            if not compute_uv:
+                return None, np.linalg.svd(a, compute_uv=False), None, info
+            u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+            return u, s, vh, info
+    except np.linalg.LinAlgError:  # which matrices failed, for the error's batch element
+        flat = a.reshape((-1,) + a.shape[-2:])
+        for k, matrix in enumerate(flat):
+            try:
+                np.linalg.svd(matrix, compute_uv=False)
+            except np.linalg.LinAlgError:
+                info.reshape(-1)[k] = 2
+        return None, None, None, info

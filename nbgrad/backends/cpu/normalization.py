@@ -1,6 +1,11 @@
 """Fused normalization kernels (batch, layer, group, instance and RMS norm) on
 the CPU: one compiled pass for the statistics, one for the output, one for
-the whole backward, parallel over rows or channels.
+the whole backward, parallel over rows or channels. Over rows, the statistics
+and the output are one pass over memory (``stats_forward``: a row is read
+again from cache), and layer norm's backward keeps its weight and bias
+gradients (column sums) per block of rows in the same pass (``layer_backward``),
+instead of writing g * xhat for NumPy to sum: at (8192, 1024) float32 the
+forward and backward went from 4.8 and 10.4 ms to 3.6 and 7.0 ms (one thread).
 
 Two layouts cover every normalization:
 
@@ -16,9 +21,11 @@ Sums accumulate in float64 (PyTorch's CPU kernels accumulate float32 in a
 wider type too); statistics are returned in the input's dtype, as PyTorch's
 saved mean and inverse standard deviation are.
 """
+import numba
 import numpy as np
 
 from ..kernel_source import lazy_module
+from .allocator import pool
 from .elementwise import PARALLEL_THRESHOLD
 
 _SOURCE = '''import math
@@ -77,6 +84,45 @@ def row_forward(x, mean, rstd, weight, bias, groups, inner, out):
 
 
 @numba.njit(**_FLAGS)
+def stats_forward(x, eps, rms, weight, bias, groups, inner, mean, rstd, out):
+    """row_stats and row_forward in one pass over memory: each row is read
+    again from cache, not from memory."""
+    rows, cols = x.shape
+    per_group = cols // inner
+    for r in numba.prange(rows):
+        xr = x[r]
+        m = 0.0
+        if not rms:
+            s = 0.0
+            for d in range(cols):
+                s += xr[d]
+            m = s / cols
+        q = 0.0
+        for d in range(cols):
+            v = xr[d] - m
+            q += v * v
+        mean[r] = m
+        rstd[r] = 1.0 / math.sqrt(q / cols + eps)
+        mr = mean[r]  # the stored (input dtype) values, as row_forward reads them
+        sr = rstd[r]
+        yr = out[r]
+        base = (r % groups) * per_group
+        if inner == 1:
+            w = weight[base:base + cols]
+            b = bias[base:base + cols]
+            for d in range(cols):
+                yr[d] = (xr[d] - mr) * sr * w[d] + b[d]
+        else:
+            for j in range(per_group):
+                scale = sr * weight[base + j]
+                shift = bias[base + j] - mr * scale
+                xj = xr[j * inner:(j + 1) * inner]
+                yj = yr[j * inner:(j + 1) * inner]
+                for k in range(inner):
+                    yj[k] = xj[k] * scale + shift
+
+
+@numba.njit(**_FLAGS)
 def row_backward(g, x, mean, rstd, weight, groups, inner, rms, want_dx, coef, dx, dw, db):
     """dx per row; per-group channel sums of g * xhat and g into dw, db (R, D // inner),
     except for inner == 1 (layer norm): there dw gets g * xhat itself, for column sums."""
@@ -128,6 +174,43 @@ def row_backward(g, x, mean, rstd, weight, groups, inner, rms, want_dx, coef, dx
                     for k in range(inner):
                         d = j * inner + k
                         dr[d] = s * (wj * gr[d] - a - (xr[d] - m) * b)
+
+
+@numba.njit(**_FLAGS)
+def layer_backward(g, x, mean, rstd, weight, rms, want_dx, dx, dw_part, db_part):
+    """Layer (and RMS) norm's backward in one pass over g and x: dx per row,
+    and the column sums of g * xhat and g accumulated per block of rows (a
+    row of dw_part/db_part each, float64), summed over blocks by the caller."""
+    rows, cols = x.shape
+    blocks = dw_part.shape[0]
+    per_block = (rows + blocks - 1) // blocks
+    for k in numba.prange(blocks):
+        pw = dw_part[k]
+        pb = db_part[k]
+        for d in range(cols):
+            pw[d] = 0.0
+            pb[d] = 0.0
+        for r in range(k * per_block, min(rows, (k + 1) * per_block)):
+            xr = x[r]
+            gr = g[r]
+            m = mean[r]
+            s = rstd[r]
+            sum_gw = 0.0
+            sum_gwx = 0.0
+            for d in range(cols):
+                gv = gr[d]
+                xh = (xr[d] - m) * s
+                pw[d] += gv * xh
+                pb[d] += gv
+                gw = gv * weight[d]
+                sum_gw += gw
+                sum_gwx += gw * xh
+            if want_dx:
+                a = x.dtype.type(0.0 if rms else sum_gw / cols)
+                b = x.dtype.type(sum_gwx / cols)
+                dr = dx[r]
+                for d in range(cols):
+                    dr[d] = s * (weight[d] * gr[d] - a - ((xr[d] - m) * s) * b)
 
 
 @numba.njit(**_FLAGS)
@@ -227,12 +310,28 @@ def norm_row_stats(x, eps, rms):
     return mean, rstd
 
 
+def norm_row_stats_forward(x, eps, rms, weight, bias, groups, inner):
+    """One kernel for the statistics and the output (``norm_row_stats`` then
+    ``norm_row_forward`` read ``x`` from memory twice)."""
+    if not x.size:
+        return None
+    rows = x.shape[0]
+    mean = np.empty(rows, x.dtype)
+    rstd = np.empty(rows, x.dtype)
+    out = pool.empty(x.shape, x.dtype)
+    n = _channels(x, groups, inner)
+    _kernels(x.size).stats_forward(np.ascontiguousarray(x), float(eps), bool(rms),
+                                   _param(weight, x.dtype, n, 1), _param(bias, x.dtype, n, 0),
+                                   int(groups), int(inner), mean, rstd, out)
+    return out, mean, rstd
+
+
 def _channels(x, groups, inner):
     return groups * (x.shape[1] // inner) if inner else 0
 
 
 def norm_row_forward(x, mean, rstd, weight, bias, groups, inner):
-    out = np.empty(x.shape, x.dtype)
+    out = pool.empty(x.shape, x.dtype)  # large outputs: pages already mapped
     if x.size:
         n = _channels(x, groups, inner)
         _kernels(x.size).row_forward(np.ascontiguousarray(x), mean, rstd,
@@ -245,19 +344,30 @@ def norm_row_backward(grad, x, mean, rstd, weight, groups, inner, rms, want_dx):
     rows, cols = x.shape
     per_group = cols // inner if inner else 0
     channels = groups * per_group
-    dx = np.empty(x.shape, x.dtype) if want_dx else np.empty((1, 1), x.dtype)
     if not x.size:
         zeros = np.zeros(channels, x.dtype)
         return (np.zeros(x.shape, x.dtype) if want_dx else None), zeros, zeros.copy()
+    dx = pool.empty(x.shape, x.dtype) if want_dx else np.empty((1, 1), x.dtype)
     g = np.ascontiguousarray(grad)
     x = np.ascontiguousarray(x)
+    parallel = x.size >= PARALLEL_THRESHOLD
     kernels = _kernels(x.size)
-    by_columns = inner == 1  # layer norm: g * xhat per element, summed by NumPy's columns
+    weight = _param(weight, x.dtype, channels, 1)
+    if inner == 1 and groups == 1:
+        # Layer and RMS norm: the weight and bias gradients are column sums, kept per
+        # block of rows (one block a thread) in the same pass, not a (rows, cols)
+        # g * xhat array summed afterwards (two more passes over memory).
+        blocks = min(rows, numba.get_num_threads()) if parallel else 1
+        dw = np.empty((blocks, cols), np.float64)
+        db = np.empty((blocks, cols), np.float64)
+        kernels.layer_backward(g, x, mean, rstd, weight, bool(rms), bool(want_dx), dx, dw, db)
+        return ((dx if want_dx else None), dw.sum(0).astype(x.dtype),
+                db.sum(0).astype(x.dtype))
+    by_columns = inner == 1  # g * xhat per element, summed by NumPy's columns
     dw = np.empty((rows, per_group), x.dtype)
     db = np.empty((1, 1) if by_columns else (rows, per_group), x.dtype)
-    kernels.row_backward(g, x, mean, rstd, _param(weight, x.dtype, channels, 1), int(groups),
-                         int(inner), bool(rms), bool(want_dx), np.empty((rows, 2), x.dtype), dx,
-                         dw, db)
+    kernels.row_backward(g, x, mean, rstd, weight, int(groups), int(inner), bool(rms),
+                         bool(want_dx), np.empty((rows, 2), x.dtype), dx, dw, db)
     with np.errstate(all="ignore"):
         dw = np.add.reduce(dw.reshape(rows // groups, channels), 0)
         db = np.add.reduce((g if by_columns else db).reshape(rows // groups, channels), 0)
@@ -280,7 +390,7 @@ def norm_running_update(running, batch, momentum, scale):
 
 
 def norm_channel_forward(x, mean, rstd, weight, bias):
-    out = np.empty(x.shape, x.dtype)
+    out = pool.empty(x.shape, x.dtype)
     if x.size:
         n = x.shape[1]
         _kernels(x.size).channel_forward(np.ascontiguousarray(x), mean, rstd,
@@ -291,7 +401,7 @@ def norm_channel_forward(x, mean, rstd, weight, bias):
 
 def norm_channel_backward(grad, x, mean, rstd, weight, train, want_dx):
     channels = x.shape[1]
-    dx = np.empty(x.shape, x.dtype) if want_dx else np.empty((1, 1, 1), x.dtype)
+    dx = pool.empty(x.shape, x.dtype) if want_dx else np.empty((1, 1, 1), x.dtype)
     dw = np.zeros(channels, x.dtype)
     db = np.zeros(channels, x.dtype)
     if x.size:

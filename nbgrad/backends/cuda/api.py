@@ -68,6 +68,23 @@ def fused_softmax_backward(grad, y, axis):
 
 
 fused_log_softmax_backward = fused_softmax_backward
+
+
+def conv_columns(x, kernel, stride, dilation, pads, out_hw):
+    """None: the generic im2col (strided device copies) runs instead."""
+    return None
+
+
+def conv_add_columns(cols, x_shape, kernel, stride, dilation, pads, out_hw):
+    """None, as ``conv_columns``."""
+    return None
+
+
+def norm_row_stats_forward(x, eps, rms, weight, bias, groups, inner):
+    """None: ``norm_row_stats`` then ``norm_row_forward`` run instead."""
+    return None
+
+
 concatenate = memory.concatenate
 stack = memory.stack
 split = memory.split
@@ -80,18 +97,20 @@ from .normalization import (norm_channel_backward, norm_channel_forward,  # noqa
 optimizer_update = updates.optimizer_update
 optimizer_update_foreach = updates.optimizer_update_foreach
 update_foreach_below = 0  # a launch per parameter: nothing is batched
-# issue 15: gathers and scatters on the device; sorting and selection staged
-# through the host (see backends/cuda/indexing.py)
+# issue 15: gathers and scatters (backends/cuda/indexing.py) and sorting and
+# selection (sorting.py: bitonic sorts, scans, atomics) on the device; index
+# bounds checks and scatter_reduce's prod/amax/amin staged through the host
 from . import indexing as _indexing  # noqa: E402
+from . import sorting as _sorting  # noqa: E402
 gather_along = _indexing.gather_along
 scatter_along = _indexing.scatter_along
 first_out_of_range = _indexing.first_out_of_range
-nonzero = _indexing.nonzero
-sort_along = _indexing.sort_along
-topk_along = _indexing.topk_along
-searchsorted = _indexing.searchsorted
-histc = _indexing.histc
-unique = _indexing.unique
+nonzero = _sorting.nonzero
+sort_along = _sorting.sort_along
+topk_along = _sorting.topk_along
+searchsorted = _sorting.searchsorted
+histc = _sorting.histc
+unique = _sorting.unique
 
 __all__ = sorted(_LAZY)
 
@@ -320,6 +339,7 @@ reduce_median = scans.reduce_median
 linalg_inv = linalg.linalg_inv
 linalg_solve = linalg.linalg_solve
 linalg_det = linalg.linalg_det
+linalg_svd = linalg.linalg_svd
 
 
 def fused_var(x, axes, dof):

@@ -9,10 +9,8 @@ is a view with stride 0 along the axis, the index picking the position on it.
 
 Staged through the host (copied to it, computed by the CPU backend's
 compiled kernels, copied back): scatters with "prod", "amax" and "amin",
-index bounds checks, nonzero, sort, topk, unique, searchsorted and histc.
-They are correct and deterministic (the CPU's stable radix sort); a device
-sort (per-row bitonic or a segmented radix sort) is left for later. Each
-costs two transfers of its operands.
+and index bounds checks. nonzero, sort, topk, unique, searchsorted and histc
+run on the device (sorting.py) and are re-exported here.
 """
 import numpy as np
 
@@ -99,40 +97,11 @@ def scatter_along(a, indices, values, axis, reduce=None):
 
 
 # ------------------------------------------------------------------ on the host
-def _host(a):
-    return a.copy_to_host() if isinstance(a, DeviceArray) else np.asarray(a)
-
-
-def _device(*arrays):
-    out = tuple(None if x is None else to_device(np.ascontiguousarray(x)) for x in arrays)
-    return out if len(out) > 1 else out[0]
-
-
 def first_out_of_range(indices, low, high):
-    return cpu.first_out_of_range(_host(indices), low, high)
+    """(A bounds check before a gather: one copy out, the CPU's scan.)"""
+    host = indices.copy_to_host() if isinstance(indices, DeviceArray) else np.asarray(indices)
+    return cpu.first_out_of_range(host, low, high)
 
 
-def nonzero(a):
-    coords = cpu.nonzero(_host(a))
-    # (PyTorch's layout: each dim's coordinates contiguous)
-    return to_device(np.ascontiguousarray(coords.T)).T if coords.size else _device(coords)
-
-
-def sort_along(a, axis, descending=False):
-    return _device(*cpu.sort_along(_host(a), axis, descending))
-
-
-def topk_along(a, k, axis, largest=True):
-    return _device(*cpu.topk_along(_host(a), k, axis, largest))
-
-
-def searchsorted(boundaries, values, right):
-    return _device(cpu.searchsorted(_host(boundaries), _host(values), right))
-
-
-def histc(a, bins, low, high):
-    return _device(cpu.histc(_host(a), bins, low, high))
-
-
-def unique(a, return_inverse, return_counts, consecutive=False):
-    return _device(*cpu.unique(_host(a), return_inverse, return_counts, consecutive))
+# Sorting and selection: device kernels (backends/cuda/sorting.py).
+from .sorting import histc, nonzero, searchsorted, sort_along, topk_along, unique  # noqa: E402,F401

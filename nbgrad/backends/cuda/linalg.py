@@ -23,3 +23,8 @@ def linalg_solve(a, b):
 
 def linalg_det(a):
     return to_device(host.linalg_det(a.copy_to_host()))
+
+
+def linalg_svd(a, full_matrices=True, compute_uv=True):
+    u, s, vh, info = host.linalg_svd(a.copy_to_host(), full_matrices, compute_uv)
+    return _back(u), _back(s), _back(vh), info
