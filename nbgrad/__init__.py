@@ -29,6 +29,7 @@ from . import linalg  # noqa: E402  (issue 15: torch.linalg's namespace)
 from .serialization import load, save  # noqa: E402
 from .custom_kernel import kernel  # noqa: E402  (a user's Numba kernel on tensors)
 from . import distributed  # noqa: E402  (MPI; mpi4py is imported on first use)
+from . import testing  # noqa: E402  (assert_close, make_tensor)
 
 float = float32  # noqa: A001
 double = float64

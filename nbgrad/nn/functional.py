@@ -267,6 +267,11 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else input.relu()
 
 
+def relu_(input):
+    """In-place version of :func:`relu`."""
+    return relu(input, inplace=True)
+
+
 def sigmoid(input):
     return input.sigmoid()
 
@@ -505,8 +510,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
-__all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "relu", "sigmoid", "tanh", "gelu",
-           "softmax", "log_softmax", "dropout", "flatten", "mse_loss", "nll_loss", "cross_entropy",
+__all__ = ["linear", "conv2d", "max_pool2d", "avg_pool2d", "relu", "relu_", "sigmoid", "tanh",
+           "gelu", "softmax", "log_softmax", "dropout", "flatten", "mse_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy_with_logits"]
 
 # -- issue 16 items 1, 2, 5: activations, normalization/embedding and losses, in their modules

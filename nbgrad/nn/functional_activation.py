@@ -258,7 +258,21 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, True)
 
 
-__all__ = ["hardshrink", "softshrink", "rrelu", "rrelu_",
+def _inplace_form(fn):
+    """``fn_(input, ...)``: ``fn(input, ..., inplace=True)``, PyTorch's in-place functional."""
+    def inplace(input, *args):
+        return fn(input, *args, inplace=True)
+    inplace.__name__ = inplace.__qualname__ = fn.__name__ + "_"
+    inplace.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return inplace
+
+
+elu_, selu_, celu_ = _inplace_form(elu), _inplace_form(selu), _inplace_form(celu)
+leaky_relu_, hardtanh_ = _inplace_form(leaky_relu), _inplace_form(hardtanh)
+threshold_ = _inplace_form(threshold)
+
+__all__ = ["hardshrink", "softshrink", "rrelu", "rrelu_", "elu_", "selu_", "celu_",
+           "leaky_relu_", "hardtanh_", "threshold_",
            "silu", "leaky_relu", "elu", "selu", "celu", "softplus", "softsign", "hardtanh",
            "relu6", "hardsigmoid", "hardswish", "mish", "tanhshrink", "threshold", "logsigmoid",
            "prelu", "glu", "softmin"]

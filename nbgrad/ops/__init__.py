@@ -14,6 +14,7 @@ from . import scatter, sorting  # noqa: F401,E402  (issue 15 items 3, 5: declare
 from . import pointwise  # noqa: F401,E402  (issue 15 item 1: keyword rows, operators)
 from . import interop, sampling  # noqa: F401,E402  (issue 15 items 7, 9: interop, random sampling)
 from . import aliases, distances, new_tensors  # noqa: F401,E402  (absolute, cdist, new_zeros, ...)
+from . import everyday_math, everyday_shapes, everyday_writes, quantiles  # noqa: F401,E402  (issue 15 breadth)
 from .elementwise import apply, apply_inplace
 
 

@@ -7,8 +7,7 @@ from .. import dtypes
 from ..tape import grad_mode
 from ..tensor import Tensor
 from .arithmetic import clamp
-from .joining import cat
-from .registry import tensor_op
+from .registry import FUNCTIONS, tensor_op
 from .statistics import vector_norm
 from .broadcasting import broadcast_shapes
 
@@ -61,6 +60,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def _euclidean_mm(x1, x2):
     """Euclidean distances from one matrix product, as PyTorch's
     ``_euclidean_dist``: ``|x|^2 + |y|^2 - 2 x.y``, clamped at 0."""
+    cat = FUNCTIONS["cat"]  # as bound: with its tangent rule (forward mode)
     x_norm = (x1 * x1).sum(-1, keepdim=True)
     y_norm = (x2 * x2).sum(-1, keepdim=True)
     x_ = cat([x1 * -2, x_norm, x_norm.new_ones(x_norm.shape)], -1)

@@ -260,3 +260,20 @@ def test_glu_matches_torch(dim):
     t = nbgrad.tensor(x, requires_grad=True)
     assert gradcheck(lambda t: F.glu(t, dim), (t,)) and gradgradcheck(lambda t: F.glu(t, dim), (t,))
     assert repr(nn.GLU(dim)) == repr(torch.nn.GLU(dim))
+
+
+INPLACE_FUNCTIONALS = [("relu_", ()), ("elu_", (0.5,)), ("selu_", ()), ("celu_", (2.0,)),
+                       ("leaky_relu_", (0.2,)), ("hardtanh_", (-1.0, 0.8)),
+                       ("threshold_", (0.6, 9.0)), ("rrelu_", (0.1, 0.3))]
+
+
+@pytest.mark.parametrize("name, args", INPLACE_FUNCTIONALS, ids=[n for n, _ in INPLACE_FUNCTIONALS])
+def test_inplace_functionals_write_into_their_input(name, args, device):
+    data = np.array([-2.0, -0.5, 0.0, 0.5, 2.0], dtype=np.float32)
+    ours = nbgrad.tensor(data, device=device)
+    theirs = torch.tensor(data)
+    version = ours._version
+    assert getattr(F, name)(ours, *args) is ours
+    getattr(torch.nn.functional, name)(theirs, *args)
+    assert ours._version == version + 1
+    np.testing.assert_allclose(ours.cpu().numpy(), theirs.numpy(), rtol=1e-6)
