@@ -277,10 +277,6 @@ class Tensor:
         """Elementwise ``cosh`` (generated from its op-table row)."""
     def cosh_(self) -> Tensor:
         """In-place ``cosh``: writes into ``self`` and bumps its version."""
-    def div(self, other, /) -> Tensor:
-        """Elementwise ``div`` (generated from its op-table row)."""
-    def div_(self, other, /) -> Tensor:
-        """In-place ``div``: writes into ``self`` and bumps its version."""
     def eq(self, other, /) -> Tensor:
         """Elementwise ``eq`` (generated from its op-table row)."""
     def eq_(self, other, /) -> Tensor:
@@ -493,8 +489,6 @@ class Tensor:
         """Elementwise ``tanh`` (generated from its op-table row)."""
     def tanh_(self) -> Tensor:
         """In-place ``tanh``: writes into ``self`` and bumps its version."""
-    def true_divide(self, other, /) -> Tensor:
-        """Elementwise ``div`` (generated from its op-table row)."""
     def trunc(self) -> Tensor:
         """Elementwise ``trunc`` (generated from its op-table row)."""
     def trunc_(self) -> Tensor:
@@ -787,6 +781,171 @@ class Tensor:
         """Fill with integers drawn uniformly from [from, to - 1]; ``random_(to)`` from [0, to); without bounds, over what the dtype holds exactly."""
     def uniform_(self, from_=0, to=1, *, generator=None, **kwargs) -> Tensor:
         """Fill with values drawn uniformly from [from, to)."""
+
+    # -------------------------------------------- aliases and everyday ops
+    @property
+    def H(self) -> Tensor:
+        """The transpose of a matrix (no complex dtypes: no conjugate), a view."""
+    def absolute(self) -> Tensor:
+        """Elementwise ``abs`` (generated from its op-table row)."""
+    def absolute_(self) -> Tensor:
+        """In-place ``abs``: writes into ``self`` and bumps its version."""
+    def adjoint(self) -> Tensor:
+        """adjoint(input) -> Tensor: the (conjugate) transpose of the last two dimensions, a view (nbgrad is real: ``transpose(-2, -1)``)."""
+    def arccos(self) -> Tensor:
+        """Elementwise ``acos`` (generated from its op-table row)."""
+    def arccos_(self) -> Tensor:
+        """In-place ``acos``: writes into ``self`` and bumps its version."""
+    def arccosh(self) -> Tensor:
+        """Elementwise ``acosh`` (generated from its op-table row)."""
+    def arccosh_(self) -> Tensor:
+        """``acosh_()``: in-place ``acosh`` (not differentiable, as in PyTorch)."""
+    def arcsin(self) -> Tensor:
+        """Elementwise ``asin`` (generated from its op-table row)."""
+    def arcsin_(self) -> Tensor:
+        """In-place ``asin``: writes into ``self`` and bumps its version."""
+    def arcsinh(self) -> Tensor:
+        """Elementwise ``asinh`` (generated from its op-table row)."""
+    def arcsinh_(self) -> Tensor:
+        """``asinh_()``: in-place ``asinh`` (not differentiable, as in PyTorch)."""
+    def arctan(self) -> Tensor:
+        """Elementwise ``atan`` (generated from its op-table row)."""
+    def arctan2(self, other, /) -> Tensor:
+        """Elementwise ``atan2`` (generated from its op-table row)."""
+    def arctan2_(self, other, /) -> Tensor:
+        """In-place ``atan2``: writes into ``self`` and bumps its version."""
+    def arctan_(self) -> Tensor:
+        """In-place ``atan``: writes into ``self`` and bumps its version."""
+    def arctanh(self) -> Tensor:
+        """Elementwise ``atanh`` (generated from its op-table row)."""
+    def arctanh_(self) -> Tensor:
+        """``atanh_()``: in-place ``atanh`` (not differentiable, as in PyTorch)."""
+    def bincount(self, weights=None, minlength=0) -> Tensor:
+        """How often each value occurs in a 1-D tensor of non-negative integers (int64), or the sum of ``weights`` at each value (float32 weights stay float32, others give float64)."""
+    def corrcoef(self) -> Tensor:
+        """corrcoef(input) -> Tensor: Pearson correlation coefficients of the variables in the rows of ``input``, clipped to ``[-1, 1]``."""
+    def cov(self, *, correction=1, fweights=None, aweights=None) -> Tensor:
+        """The covariance matrix of the variables in the rows of ``input`` (each column an observation), with frequency and observation weights, as NumPy's ``cov`` and PyTorch's: ``(x - avg) @ (w * (x - avg)).T / norm``."""
+    def diagflat(self, offset=0) -> Tensor:
+        """diagflat(input, offset=0) -> Tensor: a square matrix with ``input`` flattened on its ``offset``-th diagonal."""
+    def diff(self, n=1, dim=-1, prepend=None, append=None) -> Tensor:
+        """The ``n``-th forward difference along ``dim``, after joining ``prepend`` and ``append`` to ``input`` there (a difference of bools is their xor)."""
+    def div(self, other, *, rounding_mode=None) -> Tensor:
+        """``input / other`` (true division, integers promoted to float), or rounded toward zero (``'trunc'``) or down (``'floor'``) in the promoted type, as PyTorch's ``div``."""
+    def div_(self, other, *, rounding_mode=None) -> Tensor:
+        """In-place ``div``: writes ``div(self, other, rounding_mode=...)`` into ``self``."""
+    def divide(self, other, *, rounding_mode=None) -> Tensor:
+        """``input / other`` (true division, integers promoted to float), or rounded toward zero (``'trunc'``) or down (``'floor'``) in the promoted type, as PyTorch's ``div``."""
+    def divide_(self, other, *, rounding_mode=None) -> Tensor:
+        """In-place ``div``: writes ``div(self, other, rounding_mode=...)`` into ``self``."""
+    def dsplit(self, indices_or_sections):
+        """dsplit(input, indices_or_sections) -> tuple of Tensors: ``tensor_split`` along dimension 2 (equal pieces only)."""
+    def fill_diagonal_(self, fill_value, wrap=False) -> Tensor:
+        """Tensor.fill_diagonal_(fill_value, wrap=False) -> Tensor"""
+    def fix(self) -> Tensor:
+        """Elementwise ``trunc`` (generated from its op-table row)."""
+    def fix_(self) -> Tensor:
+        """In-place ``trunc``: writes into ``self`` and bumps its version."""
+    def get_device(self) -> int:
+        """The CUDA device index, or -1 for a CPU tensor."""
+    def greater(self, other, /) -> Tensor:
+        """Elementwise ``gt`` (generated from its op-table row)."""
+    def greater_(self, other, /) -> Tensor:
+        """In-place ``gt``: writes into ``self`` and bumps its version."""
+    def greater_equal(self, other, /) -> Tensor:
+        """Elementwise ``ge`` (generated from its op-table row)."""
+    def greater_equal_(self, other, /) -> Tensor:
+        """In-place ``ge``: writes into ``self`` and bumps its version."""
+    def hsplit(self, indices_or_sections):
+        """hsplit(input, indices_or_sections) -> tuple of Tensors: ``tensor_split`` along dimension 1 (0 for 1-D) (equal pieces only)."""
+    def index_put(self, indices, values, accumulate=False) -> Tensor:
+        """index_put(input, indices, values, accumulate=False) -> Tensor: the out-of-place ``index_put_`` (on a copy of ``input``)."""
+    def index_put_(self, indices, values, accumulate=False) -> Tensor:
+        """Tensor.index_put_(indices, values, accumulate=False) -> Tensor"""
+    def is_complex(self) -> _bool:
+        """False: nbgrad has no complex dtypes."""
+    @property
+    def is_cpu(self) -> _bool:
+        """Whether the tensor is on the CPU."""
+    def is_nonzero(self) -> _bool:
+        """is_nonzero(input) -> bool: whether a one-element tensor is not zero."""
+    def is_same_size(self, other) -> _bool:
+        """is_same_size(input, other) -> bool: whether the shapes are equal."""
+    def is_signed(self) -> _bool:
+        """True unless ``input``'s dtype is unsigned (uint8) or bool."""
+    def less(self, other, /) -> Tensor:
+        """Elementwise ``lt`` (generated from its op-table row)."""
+    def less_(self, other, /) -> Tensor:
+        """In-place ``lt``: writes into ``self`` and bumps its version."""
+    def less_equal(self, other, /) -> Tensor:
+        """Elementwise ``le`` (generated from its op-table row)."""
+    def less_equal_(self, other, /) -> Tensor:
+        """In-place ``le``: writes into ``self`` and bumps its version."""
+    def logcumsumexp(self, dim) -> Tensor:
+        """``log(cumsum(exp(input), dim))`` computed stably: each slice is shifted by its largest finite value first."""
+    @property
+    def mH(self) -> Tensor:
+        """``mT``: real dtypes have no conjugate; a view."""
+    def msort(self) -> Tensor:
+        """msort(input) -> Tensor: ``input`` sorted along its first dimension."""
+    def multiply(self, other, /) -> Tensor:
+        """Elementwise ``mul`` (generated from its op-table row)."""
+    def multiply_(self, other, /) -> Tensor:
+        """In-place ``mul``: writes into ``self`` and bumps its version."""
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor:
+        """``quantile`` ignoring NaN: each slice's quantiles are those of its non-NaN values (NaN where a slice is all NaN)."""
+    def ndimension(self) -> int:
+        """The number of dimensions (``dim()``)."""
+    def negative(self) -> Tensor:
+        """Elementwise ``neg`` (generated from its op-table row)."""
+    def negative_(self) -> Tensor:
+        """In-place ``neg``: writes into ``self`` and bumps its version."""
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """``empty`` of ``size`` with ``self``'s dtype and device unless given."""
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A tensor of ``size`` filled with ``fill_value``, with ``self``'s dtype and device unless given (not the dtype the number would infer)."""
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """``ones`` of ``size`` with ``self``'s dtype and device unless given."""
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A copy of ``data`` (never an alias) with ``self``'s dtype and device unless given, outside any graph."""
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """``zeros`` of ``size`` with ``self``'s dtype and device unless given."""
+    def not_equal(self, other, /) -> Tensor:
+        """Elementwise ``ne`` (generated from its op-table row)."""
+    def not_equal_(self, other, /) -> Tensor:
+        """In-place ``ne``: writes into ``self`` and bumps its version."""
+    def positive(self) -> Tensor:
+        """positive(input) -> Tensor: ``input`` itself (refused for bool, as PyTorch's)."""
+    def put(self, index, source, accumulate=False) -> Tensor:
+        """put(input, index, source, accumulate=False) -> Tensor: the out-of-place ``put_`` (on a copy of ``input``)."""
+    def put_(self, index, source, accumulate=False) -> Tensor:
+        """Tensor.put_(index, source, accumulate=False) -> Tensor"""
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation='linear') -> Tensor:
+        """The ``q``-th quantiles (``q`` a number or 1-D tensor in ``[0, 1]``) of each slice along ``dim`` (of the flattened input when ``dim`` is None), between data points as ``interpolation`` says: ``linear``, ``lower``, ``higher``, ``midpoint`` or ``nearest``."""
+    def ravel(self) -> Tensor:
+        """ravel(input) -> Tensor: ``input`` flattened to 1-D (a view where possible)."""
+    def rot90(self, k=1, dims=(0, 1)) -> Tensor:
+        """``input`` rotated by 90 degrees ``k`` times in the plane ``dims``, from the first toward the second (a copy, as PyTorch's: flip and transpose)."""
+    def select(self, dim, index) -> Tensor:
+        """select(input, dim, index) -> Tensor: the slice at ``index`` along ``dim``, that dimension removed (a view)."""
+    def subtract(self, other, /) -> Tensor:
+        """Elementwise ``sub`` (generated from its op-table row)."""
+    def subtract_(self, other, /) -> Tensor:
+        """In-place ``sub``: writes into ``self`` and bumps its version."""
+    def sum_to_size(self, *size) -> Tensor:
+        """Tensor.sum_to_size(*size) -> Tensor: ``self`` summed down to ``size``, a shape ``self`` expands from (itself when already that shape)."""
+    def tensor_split(self, indices_or_sections, dim=0):
+        """Views of ``input`` split along ``dim``: into ``n`` nearly equal pieces (the first ``size % n`` one longer), or at the given indices."""
+    def trace(self) -> Tensor:
+        """trace(input) -> Tensor: the sum of the main diagonal of a matrix (integers summed in int64, as ``sum``)."""
+    def true_divide(self, other, *, rounding_mode=None) -> Tensor:
+        """``input / other`` (true division, integers promoted to float), or rounded toward zero (``'trunc'``) or down (``'floor'``) in the promoted type, as PyTorch's ``div``."""
+    def unfold(self, dimension, size, step) -> Tensor:
+        """Tensor.unfold(dimension, size, step) -> Tensor"""
+    def vsplit(self, indices_or_sections):
+        """vsplit(input, indices_or_sections) -> tuple of Tensors: ``tensor_split`` along dimension 0 (equal pieces only)."""
+    def where(self, condition, other) -> Tensor:
+        """Tensor.where(condition, y) -> Tensor: ``nbgrad.where(condition, self, y)``."""
 
     # ----------------------------------------------------------- operators
     def __abs__(self) -> Tensor:
