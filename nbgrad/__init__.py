@@ -59,7 +59,7 @@ def _export_ops():
     for row in ROWS:
         if row.method and row.name not in names:
             names[row.name] = row
-    names.update(_aliases.function_aliases(names))
+    names.update(_aliases.function_aliases(names, Tensor))
 
 
 _export_ops()

@@ -13,6 +13,14 @@ ALIASES = {"absolute": "abs", "negative": "neg", "subtract": "sub", "multiply": 
            "arctan2": "atan2", "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh",
            "fix": "trunc"}
 FUNCTION_ALIASES = {"concat": "cat", "concatenate": "cat"}
+# The in-place ops PyTorch also exports as functions (``torch.relu_(t)``)
+INPLACE_FUNCTIONS = ("neg_", "reciprocal_", "exp_", "log_", "sqrt_", "abs_", "sin_", "cos_",
+                     "tanh_", "sigmoid_", "relu_", "rsqrt_", "log1p_", "expm1_", "log2_",
+                     "log10_", "exp2_", "square_", "floor_", "ceil_", "round_", "trunc_",
+                     "frac_", "erf_", "erfc_", "atan_", "asin_", "acos_", "sinh_", "cosh_",
+                     "asinh_", "acosh_", "atanh_", "clamp_", "clamp_min_", "clamp_max_",
+                     "xlogy_", "fix_", "negative_", "arccos_", "arcsin_",
+                     "arctan_", "arccosh_", "arcsinh_", "arctanh_")
 
 _ROUNDING = (None, "trunc", "floor")
 
@@ -104,7 +112,18 @@ def install_methods(tensor_class):
                 setattr(tensor_class, alias + suffix, getattr(tensor_class, name + suffix))
 
 
-def function_aliases(functions):
-    """``nbgrad.<alias>`` for each alias whose op is among ``functions``."""
+def function_aliases(functions, tensor_class):
+    """``nbgrad.<alias>`` for each alias whose op is among ``functions``, and
+    the in-place ops PyTorch exports as functions (``nbgrad.relu_(t)``)."""
     names = {**ALIASES, **FUNCTION_ALIASES}
-    return {alias: functions[name] for alias, name in names.items() if name in functions}
+    aliases = {alias: functions[name] for alias, name in names.items() if name in functions}
+    aliases.update({name: _inplace_function(tensor_class, name) for name in INPLACE_FUNCTIONS})
+    return aliases
+
+
+def _inplace_function(tensor_class, name):
+    def inplace(input, *args, **kwargs):
+        return getattr(tensor_class, name)(input, *args, **kwargs)
+    inplace.__name__ = inplace.__qualname__ = name
+    inplace.__doc__ = f"``input.{name}(...)``: writes into ``input``."
+    return inplace

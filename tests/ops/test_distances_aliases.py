@@ -181,3 +181,14 @@ def test_bad_distance_inputs_change_nothing(device):
     with pytest.raises(RuntimeError):
         a.div_(2, rounding_mode="x")
     assert a._version == version and np.array_equal(a.cpu().numpy(), values((2, 3)))
+
+
+@pytest.mark.parametrize("name", aliases.INPLACE_FUNCTIONS)
+def test_inplace_functions_like_torch(name, device):
+    data = values((5,), low=0.2, high=0.9)
+    args = (0.5,) if name.startswith(("clamp", "xlogy")) else ()
+    theirs = torch.tensor(data)
+    ours = nbgrad.tensor(data, device=device)
+    assert getattr(nbgrad, name)(ours, *args) is ours
+    getattr(torch, name)(theirs, *args)
+    assert_same_tensor(ours, theirs)
