@@ -425,16 +425,25 @@ ROWS = [
     Row("hypot", lambda a, b: sm.hypot(a, b),
         {"a": lambda g, a, out: g * a / out, "b": lambda g, b, out: g * b / out},
         tensors=("input", "other"), check=_refuse("hypot_cpu", integer=True)),
+    # fmod & co.: libm's fmod is a call per element; the CPU kernels run the
+    # exact fma versions on blocks whose quotients are all small (sm.quotient_small).
     Row("fmod", lambda a, b: sm.fmod(a, b),
         {"a": lambda g: g, "b": lambda g, a, b: -g * sm.trunc(a / b)},
-        check=_refuse("fmod_cpu"), domain=(0.5, 4.0)),
+        check=_refuse("fmod_cpu"), domain=(0.5, 4.0),
+        fast_path=FastPath(0, lambda a, b: sm.fmod_small(a, b),
+                           fits=lambda a, b: sm.quotient_small(a, b))),
     Row("remainder", lambda a, b: sm.remainder(a, b),
         {"a": lambda g: g, "b": lambda g, a, b: -g * sm.floor_divide(a, b)},
-        check=_refuse("remainder_cpu"), domain=(0.5, 4.0), backward_refusal=_remainder_refusal),
+        check=_refuse("remainder_cpu"), domain=(0.5, 4.0), backward_refusal=_remainder_refusal,
+        fast_path=FastPath(0, lambda a, b: sm.remainder_small(a, b),
+                           {"b": lambda g, a, b: -g * sm.floor_divide_small(a, b)},
+                           fits=lambda a, b: sm.quotient_small(a, b))),
     # PyTorch records floor_divide and its backward refuses ("derivative for
     # aten::floor_divide is not implemented"); here it records nothing.
     Row("floor_divide", lambda a, b: sm.floor_divide(a, b), check=_refuse("div_floor_cpu"),
-        domain=(0.5, 4.0), backward_refusal=_floor_divide_refusal),
+        domain=(0.5, 4.0), backward_refusal=_floor_divide_refusal,
+        fast_path=FastPath(0, lambda a, b: sm.floor_divide_small(a, b),
+                           fits=lambda a, b: sm.quotient_small(a, b))),
     Row("lerp", _lerp,
         {"a": lambda g, weight: g * (_ONE32 - weight), "end": lambda g, weight: g * weight,
          "weight": lambda g, a, end: g * (end - a)},

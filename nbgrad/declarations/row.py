@@ -16,12 +16,15 @@ class FastPath:
     skip their huge-argument reduction there). The CPU kernels check each
     block of elements (nan fails the check) and run these where it passes,
     the row's own functions elsewhere; other backends ignore them. Each takes
-    the same parameters as the function it stands in for."""
+    the same parameters as the function it stands in for. ``fits``, a scalar
+    predicate of all the row's inputs (false for nan), replaces the limit
+    check where validity is not a bound on each input (fmod's: the quotient)."""
 
-    def __init__(self, limit, forward, grads=None):
+    def __init__(self, limit, forward, grads=None, fits=None):
         self.limit = float(limit)
         self.forward = forward
         self.grads = dict(grads or {})
+        self.fits = fits
 
     def derivative(self, i, row):
         """The fast derivative for input ``i`` of ``row``, or None."""
@@ -34,6 +37,8 @@ class FastPath:
             raise ValueError(f"{row.name}: the fast path's limit must be finite and >= 0")
         if params(self.forward) != row.inputs:
             raise ValueError(f"{row.name}: the fast forward must take {row.inputs}")
+        if self.fits is not None and params(self.fits) != row.inputs:
+            raise ValueError(f"{row.name}: the fast path's fits must take {row.inputs}")
         for name, fn in self.grads.items():
             if name not in row.inputs or row.derivative(row.inputs.index(name)) is None:
                 raise ValueError(f"{row.name}: fast derivative for {name!r}, which has none")

@@ -15,9 +15,11 @@ Public API (all plain Python functions, meant to be jitted by the caller)::
     sqrt(x)                                                  # math.sqrt, nan below 0
     log2, log10, exp2, sinh, cosh, asinh, acosh, atanh,      # float32 vectorized in
     atan, asin, acos, atan2, hypot                           #   double; float64 libm
-    erf, erfc, erfinv                                        # libm (erfinv: PyTorch's)
+    erf, erfc, erfinv (+ _f32/_f64)                          # vectorized, both dtypes
     floor, ceil, trunc, rint, sign, copysign, fma            # floats and integers
     fmod, remainder, floor_divide                            # C's / Python's / floor
+    fmod_small, remainder_small, floor_divide_small,         # the same, vectorized, where
+    quotient_small                                           #   quotient_small(x, y) holds
     bitwise_not, left_shift, right_shift                     # integers (PyTorch's shifts)
 
 * Generic ``f(x)`` dispatches on the Numba type of ``x`` (float32 / float64;
@@ -47,9 +49,13 @@ tests/backends/test_scalar_math.py:
     float32, evaluated in double and rounded once (python -m
     kernels.math_study --more, 8e6 samples each): log2 log10 exp2 sinh cosh
     asinh acosh atanh atan asin acos atan2 hypot all within 0.5 ulp + 2**-20
-    (correctly rounded but for rare near-ties); float64 of these, erf, erfc
-    and fmod are libm's; erfinv is PyTorch's algorithm (a rational guess and
-    two Newton steps on libm's erf, in double).
+    (correctly rounded but for rare near-ties); float64 of these and fmod
+    are libm's.
+
+    erf, erfc, erfinv (python -m kernels.math_study --erf; tests against
+    PyTorch's float64 and mpmath): float32 0.5003, 0.5012, 1.014 ulp;
+    float64 3.4, 5.2, 3.3 ulp.  fmod_small & co. are exact (bit for bit
+    fmod & co.).
 
 with IEEE edge behaviour as NumPy: inf/nan propagation, signed zeros,
 overflow to inf, gradual underflow, denormal inputs.  sin/cos hold these
@@ -92,7 +98,9 @@ __all__ = [
     "sin_small_f64", "cos_small_f64", "TRIG_SMALL_LIMIT",
     "log2", "log10", "exp2", "sinh", "cosh", "asinh", "acosh", "atanh", "atan", "asin", "acos",
     "erf", "erfc", "erfinv", "atan2", "hypot", "floor", "ceil", "trunc", "rint", "sign",
-    "copysign", "fmod", "remainder", "floor_divide", "bitwise_not", "left_shift", "right_shift",
+    "copysign", "fmod", "remainder", "floor_divide", "quotient_small", "fmod_small",
+    "remainder_small", "floor_divide_small", "erf_f32", "erfc_f32", "erfinv_f32", "erf_f64",
+    "erfc_f64", "erfinv_f64", "bitwise_not", "left_shift", "right_shift",
     "fma",
 ]
 
@@ -1418,7 +1426,6 @@ def _libm(fn):
 _libm_sinh, _libm_cosh = _libm(math.sinh), _libm(math.cosh)
 _libm_asinh, _libm_acosh, _libm_atanh = _libm(math.asinh), _libm(math.acosh), _libm(math.atanh)
 _libm_atan, _libm_asin, _libm_acos = _libm(math.atan), _libm(math.asin), _libm(math.acos)
-_libm_erf, _libm_erfc = _libm(math.erf), _libm(math.erfc)
 
 
 def _device(fn):
@@ -1446,7 +1453,223 @@ acos = _public("acos", acos_f32, _libm_acos, "Arc cosine; nan beyond [-1, 1].",
                _device(math.acos), "arccos")
 
 
-# erf and erfc: libm's (float32: erff), the device library's on a GPU.
+# erf, erfc and erfinv (issue 15): branch-free (selects), so the CPU loops
+# vectorize; float32 evaluates in double and rounds once.  On a GPU they are
+# the device library's (libdevice: within a few ulp, float32 kept in float32),
+# the CUDA math functions PyTorch's CUDA kernels call.
+#
+#   |x| <  1/2:  erf(x) = x + x Q(x**2)     Q: erf(x)/x - 1 on x**2 <= 1/4
+#   |x| >= 1/2:  erfc(z) = exp(-z**2) t G(u), z = |x|, t = c / (c + z),
+#                u = A t + B in [-1, 1];  erf(x) = +-(1 - erfc(|x|)),
+#                erfc(-z) = 2 - erfc(z)
+# G = erfc(z) exp(z**2) / t is smooth in t (about 1/(c sqrt(pi)) as z grows).
+# Q and G are Chebyshev interpolants (mpmath, 50 digits) rounded to monomial
+# polynomials in x**2 and u: |coefficients| sum to under 1, so Horner adds
+# only rounding.  Relative errors of the polynomials:
+#   float32 (in double): c = 2, z in [1/2, 10.1], G 7.7e-11 (11 terms), Q 1.2e-11
+#   float64:             c = 4, z in [1/2, 27.5], G 2.3e-16 (22 terms), Q 2.3e-16
+# z is clamped where erfc underflows to 0 (float32: 10.1 > 10.06; float64:
+# 27.25, past 27.23 and short of exp's own cut at -745.1), and float64's
+# exp(-z**2) takes z*z as the exact sum hi + lo (fma).
+_ERF_SMALL64 = _f64(0.5)
+_FOUR64 = _f64(4.0)
+_ERFQ32D = tuple(_f64(v) for v in (
+    0.1283791670825098, -0.3761263852765227, 0.11283774077124104, -0.026863150185586267,
+    0.005200446396373376, -0.0007695056672217634))
+_ERFQ64 = tuple(_f64(v) for v in (
+    0.1283791670955126, -0.3761263890318375, 0.1128379167095487, -0.026866170645000076,
+    0.005223977622024224, -0.0008548326511566567, 0.00012055286259121393,
+    -1.4923005626894847e-05, 1.6371282597755977e-06, -1.4621341491012844e-07))
+_ERFC32D_ZMAX = _f64(10.1)
+_ERFC32D_A, _ERFC32D_B = _f64(3.1510416666666665), _f64(-1.5208333333333333)
+_ERFC32D_G = tuple(_f64(v) for v in (
+    0.4990330049292389, 0.21195993478872532, 0.05549859655221343, 0.005030640973633626,
+    -0.0016498298097488656, -0.000365730513591438, 9.355854218746702e-05,
+    2.1249139539911706e-05, -8.290971210539034e-06, -8.52450487684695e-07,
+    6.491074794558641e-07))
+_ERFC64_ZMAX = _f64(27.25)
+_ERFC64_A, _ERFC64_B = _f64(2.625), _f64(-1.3333333333333333)
+_ERFC64_G = tuple(_f64(v) for v in (
+    0.27792335765850823, 0.1907636560106805, 0.1160229779745693, 0.06217473186231597,
+    0.029060588595725734, 0.011645110173196617, 0.003880761396599491,
+    0.0010115582165911177, 0.0001745029729051691, 4.4616390528542535e-06,
+    -8.008487953045237e-06, -2.2239979915219623e-06, 3.4667382807553563e-09,
+    1.4478543028272436e-07, 2.4033585591674003e-08, -6.921457360691792e-09,
+    -2.632979469708411e-09, 2.7154781510409545e-10, 2.2072700654769798e-10,
+    -7.8643285520127e-12, -1.2984703616591367e-11, 9.810208995491286e-14))
+
+
+def _polynomial(coefs):
+    """A jitable ``c[0] + c[1] u + c[2] u**2 + ...`` (float64 constants),
+    written out as one chain of fmas: straight-line code that LLVM
+    vectorizes (a loop over a tuple stays a loop, and a call)."""
+    ns = {f"_c{k}": _f64(v) for k, v in enumerate(coefs)}
+    expr = f"_c{len(coefs) - 1}"
+    for k in range(len(coefs) - 2, -1, -1):
+        expr = f"_fma({expr}, u, _c{k})"
+    ns["_fma"] = _fma
+    exec(f"def polynomial(u):\n    return {expr}\n", ns)
+    return _jitable(ns["polynomial"])
+
+
+_erf_q32d, _erf_q64 = _polynomial(_ERFQ32D), _polynomial(_ERFQ64)
+_erfc_g32d, _erfc_g64 = _polynomial(_ERFC32D_G), _polynomial(_ERFC64_G)
+
+
+@_jitable
+def _exp_hilo_f64(a, b):
+    """exp(a + b) for -745 < a <= 0 and |b| <= ulp(a): b joins the reduced
+    argument, so a + b is never rounded (erfc's exp(-z**2), z*z = hi + lo)."""
+    t = _fma(a + b, _LOG2E64, _SHIFT64)
+    kf = t - _SHIFT64
+    r = _fma(kf, _NLN2_HI64, a)
+    r = _fma(kf, _NLN2_LO64, r + b)
+    p = _ONE64 + _expm1_reduced_f64(r)
+    k = _f64(t).view(_i64) - _SHIFT64_BITS
+    k1 = k >> 1
+    s1 = _i64((k1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
+    s2 = _i64((k - k1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
+    return (p * s1) * s2
+
+
+@_jitable
+def _erfc_tail_f32d(z):
+    """erfc(z) in double for a float32 z >= 1/2 (z*z is exact)."""
+    z = _ERFC32D_ZMAX if z > _ERFC32D_ZMAX else z
+    t = _div(_TWO64, _TWO64 + z)
+    g = _erfc_g32d(_fma(t, _ERFC32D_A, _ERFC32D_B))
+    # pow's 2**t in double (relative error 2**-40; t to 1e-14): cheaper than exp_f64
+    return _exp2_f32d((z * z) * -_LOG2E64) * (t * g)
+
+
+@_jitable
+def _erfc_tail_f64(z):
+    """erfc(z) for z >= 1/2."""
+    z = _ERFC64_ZMAX if z > _ERFC64_ZMAX else z
+    t = _div(_FOUR64, _FOUR64 + z)
+    g = _erfc_g64(_fma(t, _ERFC64_A, _ERFC64_B))
+    hi = z * z
+    return _exp_hilo_f64(-hi, -_fma(z, z, -hi)) * (t * g)
+
+
+@_jitable
+def erf_f32(x):
+    y = _f64(x)
+    a = abs(y)
+    small = _fma(y, _erf_q32d(y * y), y)
+    big = _ONE64 - _erfc_tail_f32d(a)
+    big = big if y > _ZERO64 else -big
+    return _f32(small if a < _ERF_SMALL64 else big)
+
+
+@_jitable
+def erfc_f32(x):
+    y = _f64(x)
+    a = abs(y)
+    small = _ONE64 - _fma(y, _erf_q32d(y * y), y)
+    e = _erfc_tail_f32d(a)
+    big = e if y > _ZERO64 else _TWO64 - e
+    return _f32(small if a < _ERF_SMALL64 else big)
+
+
+@_jitable
+def erf_f64(x):
+    a = abs(x)
+    small = _fma(x, _erf_q64(x * x), x)
+    big = _ONE64 - _erfc_tail_f64(a)
+    big = big if x > _ZERO64 else -big
+    return small if a < _ERF_SMALL64 else big
+
+
+@_jitable
+def erfc_f64(x):
+    a = abs(x)
+    small = _ONE64 - _fma(x, _erf_q64(x * x), x)
+    e = _erfc_tail_f64(a)
+    big = e if x > _ZERO64 else _TWO64 - e
+    return small if a < _ERF_SMALL64 else big
+
+
+# erfinv: Giles' polynomials in w = -log((1 - y)(1 + y)) ("Approximating the
+# erfinv function", GPU Computing Gems 2, 2011: the double-precision set),
+# evaluated for every range and selected: float64, within a few ulp
+# (PyTorch's: a guess and two Newton steps on libm's erf, ~1 ulp).
+_ERFINV_W1, _ERFINV_W2 = _f64(6.25), _f64(16.0)
+_ERFINV_S1, _ERFINV_S2, _ERFINV_S3 = _f64(3.125), _f64(3.25), _f64(5.0)
+_ERFINV_P1 = tuple(_f64(v) for v in reversed((
+    -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+    1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+    6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+    2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+    1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+    4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+    0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+    0.24015818242558961693, 1.6536545626831027356)))
+_ERFINV_P2 = tuple(_f64(v) for v in reversed((
+    2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+    1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+    2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+    6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+    0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+    -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+    3.0838856104922207635)))
+_ERFINV_P3 = tuple(_f64(v) for v in reversed((
+    -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+    -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+    2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+    -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+    7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+    1.0103004648645343977, 4.8499064014085844221)))
+
+_erfinv_p1, _erfinv_p2, _erfinv_p3 = map(_polynomial, (_ERFINV_P1, _ERFINV_P2, _ERFINV_P3))
+_vsqrt = _llvm_unary("llvm.sqrt")  # one instruction (math.sqrt checks x < 0 in njit)
+
+
+@_jitable
+def _erfinv_edges(y, r):
+    """+-inf at +-1 (w is inf there); beyond [-1, 1] w, and so r, is nan."""
+    return (_INF64 if y > _ZERO64 else _NINF64) if abs(y) == _ONE64 else r
+
+
+# float32: w from float32's log (vectorized 16 wide), then polynomials in
+# double fitted for float32 (Chebyshev interpolants of erfinv(y)/y, relative
+# error 3.9e-9 in w - 5/2 on w < 5, 2.2e-9 in w - 21/2 on 5 <= w <= 16, no
+# sqrt needed there; w <= 15.95 for float32 y), rounded once: within 1 ulp
+# (see the tests; the log's float32 rounding dominates).
+_ERFINV32_W = _f64(5.0)
+_ERFINV32_C, _ERFINV32_F = _f64(2.5), _f64(10.5)
+_erfinv32_near = _polynomial((
+    1.5014093517282388, 0.24664028938940982, -0.004177324921932883, -0.0012527484164558688,
+    0.00021826392314411755, -4.959743495185408e-06, -3.426175951749159e-06,
+    4.6542873048510424e-07, 1.6487176840838708e-08, -8.739830973051999e-09,
+    4.3511473069028143e-10))
+_erfinv32_far = _polynomial((
+    3.0742058226566784, 0.1550986916852925, -0.0035623419016279547, 0.00015550327122283798,
+    -7.625155291573143e-06, 3.0770743442810215e-07, -1.8161843094723916e-10,
+    -1.950086059965937e-09, 3.3697147517266137e-10, -3.927946469306926e-11,
+    2.1186715246070803e-12))
+
+
+@_jitable
+def erfinv_f32(x):
+    y = _f64(x)
+    # (1 - y)(1 + y) is exact in double; log's argument is rounded once
+    w = -_f64(log_f32(_f32((_ONE64 - y) * (_ONE64 + y))))
+    near = _erfinv32_near(w - _ERFINV32_C)
+    far = _erfinv32_far(w - _ERFINV32_F)
+    return _f32(_erfinv_edges(y, (near if w < _ERFINV32_W else far) * y))
+
+
+@_jitable
+def erfinv_f64(x):
+    w = -log_f64((_ONE64 - x) * (_ONE64 + x))
+    s = _vsqrt(w)
+    p = _erfinv_p3(s - _ERFINV_S3)
+    p = _erfinv_p2(s - _ERFINV_S2) if w < _ERFINV_W2 else p
+    p = _erfinv_p1(w - _ERFINV_S1) if w < _ERFINV_W1 else p
+    return _erfinv_edges(x, p * x)
+
+
 def _interp_erf(x):
     return type(x)(math.erf(x)) if isinstance(x, np.floating) else math.erf(x)
 
@@ -1455,22 +1678,48 @@ def _interp_erfc(x):
     return type(x)(math.erfc(x)) if isinstance(x, np.floating) else math.erfc(x)
 
 
+def _interp_horner(u, c):
+    p = c[-1]
+    for v in c[-2::-1]:
+        p = p * u + v
+    return p
+
+
+def _interp_erfinv(x):
+    """erfinv_f64 in the interpreter (the CUDA simulator), without fma."""
+    y = float(x)
+    if not abs(y) < 1.0:  # Python's math.log(0) raises where the compiled one gives -inf
+        r = math.copysign(math.inf, y) if abs(y) == 1.0 else math.nan
+    else:
+        w = -math.log((1.0 - y) * (1.0 + y))
+        if w < 6.25:
+            p = _interp_horner(w - 3.125, _ERFINV_P1)
+        else:
+            p = _interp_horner(math.sqrt(w) - (3.25 if w < 16.0 else 5.0),
+                               _ERFINV_P2 if w < 16.0 else _ERFINV_P3)
+        r = float(p) * y
+    return type(x)(r) if isinstance(x, np.floating) else r
+
+
 def _public_with(name, impl32, impl64, doc, interp, device=None):
     """As ``_public``, for functions NumPy has no ufunc of: ``interp`` runs
-    them in the interpreter (the CUDA simulator)."""
+    them in the interpreter (the CUDA simulator); ``device(bitwidth)`` gives
+    the GPU's implementation."""
     def stub(x):
         return interp(x)
 
     def choose(x):
-        gpu = device is not None and _target() != "cpu"
-        f32, f64 = (device, device) if gpu else (impl32, impl64)
-        if isinstance(x, types.Float):
-            return f32 if x.bitwidth == 32 else (f64 if x.bitwidth == 64 else None)
         if isinstance(x, (types.Integer, types.Boolean)):
+            f64 = device(64) if device is not None and _target() != "cpu" else impl64
+
             def via_f64(x):
                 return f64(_f64(x))
             return via_f64
-        return None
+        if not isinstance(x, types.Float) or x.bitwidth not in (32, 64):
+            return None
+        if device is not None and _target() != "cpu":
+            return device(x.bitwidth)
+        return impl32 if x.bitwidth == 32 else impl64
 
     stub.__name__ = stub.__qualname__ = "_" + name
     overload(stub, inline=_on_cpu)(choose)
@@ -1485,70 +1734,26 @@ def _public_with(name, impl32, impl64, doc, interp, device=None):
     return fn
 
 
-@_jitable
-def _erf32(x):
-    return math.erf(x)
+def _libdevice(name):
+    """``device`` for _public_with: libdevice's ``name`` (float32: ``name + "f"``)."""
+    def device(bitwidth):
+        from numba.cuda import libdevice  # compiling for a GPU: numba-cuda is there
+        f = getattr(libdevice, name + "f" if bitwidth == 32 else name)
+
+        @_jitable       # jitable: integers reach it through via_f64
+        def call(x):
+            return f(x)
+        return call
+    return device
 
 
-@_jitable
-def _erfc32(x):
-    return math.erfc(x)
-
-
-erf = _public_with("erf", _erf32, _libm_erf, "The error function.", _interp_erf,
-                   _device(math.erf))
-erfc = _public_with("erfc", _erfc32, _libm_erfc, "1 - erf(x), accurate for large x.",
-                    _interp_erfc, _device(math.erfc))
-
-# erfinv: PyTorch's calc_erfinv (a rational first guess, then two Newton
-# steps on erf), in double for both dtypes. ``fma`` (defined below) runs in
-# the interpreter too (the CUDA simulator calls this function as it is).
-_ERFINV_A0, _ERFINV_A1 = _f64(0.886226899), _f64(-1.645349621)
-_ERFINV_A2, _ERFINV_A3 = _f64(0.914624893), _f64(-0.140543331)
-_ERFINV_B0, _ERFINV_B1 = _f64(-2.118377725), _f64(1.442710462)
-_ERFINV_B2, _ERFINV_B3 = _f64(-0.329097515), _f64(0.012229801)
-_ERFINV_C0, _ERFINV_C1 = _f64(-1.970840454), _f64(-1.624906493)
-_ERFINV_C2, _ERFINV_C3 = _f64(3.429567803), _f64(1.641345311)
-_ERFINV_D0, _ERFINV_D1 = _f64(3.543889200), _f64(1.637067800)
-_ERFINV_CENTRAL = _f64(0.7)
-_TWO_OVER_SQRT_PI = _f64(1.1283791670955126)
-
-
-@_jitable
-def _erfinv_d(x):
-    y = x
-    a = abs(y)
-    z = y * y
-    num = fma(fma(fma(_ERFINV_A3, z, _ERFINV_A2), z, _ERFINV_A1), z, _ERFINV_A0)
-    dem = fma(fma(fma(fma(_ERFINV_B3, z, _ERFINV_B2), z, _ERFINV_B1), z, _ERFINV_B0), z,
-               _ONE64)
-    central = y * num / dem
-    w = math.sqrt(-math.log((_ONE64 - a) / _TWO64))
-    num = fma(fma(fma(_ERFINV_C3, w, _ERFINV_C2), w, _ERFINV_C1), w, _ERFINV_C0)
-    dem = fma(fma(_ERFINV_D1, w, _ERFINV_D0), w, _ONE64)
-    x = central if a <= _ERFINV_CENTRAL else math.copysign(num, y) / dem
-    x = x - (math.erf(x) - y) / (_TWO_OVER_SQRT_PI * math.exp(-x * x))
-    x = x - (math.erf(x) - y) / (_TWO_OVER_SQRT_PI * math.exp(-x * x))
-    x = math.copysign(_INF64, y) if a == _ONE64 else x
-    return _NAN64 if a > _ONE64 else x
-
-
-@_jitable
-def _erfinv32(x):
-    return _f32(_erfinv_d(_f64(x)))
-
-
-def _interp_erfinv(x):
-    a = abs(float(x))
-    if not a < 1.0:  # Python's math.log(0) raises where the compiled one gives -inf
-        r = math.copysign(math.inf, float(x)) if a == 1.0 else math.nan
-    else:
-        r = _erfinv_d(float(x))
-    return type(x)(r) if isinstance(x, np.floating) else r
-
-
-erfinv = _public_with("erfinv", _erfinv32, _erfinv_d, "The inverse error function: inf "
-                      "at 1, nan beyond [-1, 1].", _interp_erfinv)
+erf = _public_with("erf", erf_f32, erf_f64, "The error function; +-1 beyond "
+                   "+-5.9, keeps the sign of zero.", _interp_erf, _libdevice("erf"))
+erfc = _public_with("erfc", erfc_f32, erfc_f64, "1 - erf(x), accurate for large x; 2 "
+                    "at -inf.", _interp_erfc, _libdevice("erfc"))
+erfinv = _public_with("erfinv", erfinv_f32, erfinv_f64, "The inverse error function: "
+                      "+-inf at +-1, nan beyond [-1, 1].", _interp_erfinv,
+                      _libdevice("erfinv"))
 
 
 # ==========================================================================
@@ -1686,15 +1891,17 @@ def _fmod_interp(x, y):
 fmod = _generic("fmod", _fmod_choose, _fmod_interp, "C's remainder: the sign of x.", 2)
 
 
-def _remainder_choose(x, y):
-    if isinstance(x, types.Float):
-        def remainder(x, y):
-            m = fmod(x, y)
-            return m + y if (m != 0) & ((y < 0) != (m < 0)) else m
-        return remainder
-    if isinstance(x, (types.Integer, types.Boolean)):
-        return lambda x, y: x % y
-    return None
+def _remainder_with(fmod_fn):
+    def choose(x, y):
+        if isinstance(x, types.Float):
+            def remainder(x, y):
+                m = fmod_fn(x, y)
+                return m + y if (m != 0) & ((y < 0) != (m < 0)) else m
+            return remainder
+        if isinstance(x, (types.Integer, types.Boolean)):
+            return lambda x, y: x % y
+        return None
+    return choose
 
 
 def _remainder_interp(x, y):
@@ -1704,29 +1911,31 @@ def _remainder_interp(x, y):
     return x ^ x if y == 0 else x % y
 
 
-remainder = _generic("remainder", _remainder_choose, _remainder_interp,
+remainder = _generic("remainder", _remainder_with(fmod), _remainder_interp,
                      "Python's remainder: the sign of y (PyTorch's formula).", 2)
 
 
-def _floor_divide_choose(x, y):
-    if isinstance(x, types.Float):
-        one, zero, half = ((_ONE32, _ZERO32, _HALF32) if x.bitwidth == 32
-                           else (_ONE64, _ZERO64, _HALF64))
+def _floor_divide_with(fmod_fn):
+    def choose(x, y):
+        if isinstance(x, types.Float):
+            one, zero, half = ((_ONE32, _ZERO32, _HALF32) if x.bitwidth == 32
+                               else (_ONE64, _ZERO64, _HALF64))
 
-        def floor_divide(x, y):
-            # c10::div_floor_floating, as selects
-            q = _div(x, y)
-            mod = fmod(x, y)
-            div = _div(x - mod, y)
-            div = div - one if (mod != zero) & ((y < zero) != (mod < zero)) else div
-            fd = floor(div)
-            fd = fd + one if div - fd > half else fd
-            fd = fd if div != zero else copysign(zero, q)
-            return q if y == zero else fd
-        return floor_divide
-    if isinstance(x, (types.Integer, types.Boolean)):
-        return lambda x, y: x // y
-    return None
+            def floor_divide(x, y):
+                # c10::div_floor_floating, as selects
+                q = _div(x, y)
+                mod = fmod_fn(x, y)
+                div = _div(x - mod, y)
+                div = div - one if (mod != zero) & ((y < zero) != (mod < zero)) else div
+                fd = floor(div)
+                fd = fd + one if div - fd > half else fd
+                fd = fd if div != zero else copysign(zero, q)
+                return q if y == zero else fd
+            return floor_divide
+        if isinstance(x, (types.Integer, types.Boolean)):
+            return lambda x, y: x // y
+        return None
+    return choose
 
 
 def _floor_divide_interp(x, y):
@@ -1746,8 +1955,66 @@ def _floor_divide_interp(x, y):
     return x ^ x if y == 0 else x // y
 
 
-floor_divide = _generic("floor_divide", _floor_divide_choose, _floor_divide_interp,
+floor_divide = _generic("floor_divide", _floor_divide_with(fmod), _floor_divide_interp,
                         "Division rounded toward -inf (PyTorch's div_floor).", 2)
+
+
+# fmod, remainder and floor_divide for a small quotient (issue 15): libm's
+# fmod (LLVM's frem) is a call per element, which no loop vectorizes.  Where
+# |x| <= 2**22 |y| (float32; 2**51 for float64) and y is finite -- what
+# ``quotient_small`` checks -- fmod is x - q y in one fma, exact: q = trunc(x / y)
+# is the true truncated quotient or, when the division rounds up onto an
+# integer, one more (the rounding error is below 1/2); x - q y is then a
+# multiple of ulp(y) smaller than 2 |y|, representable, and in the second case
+# of the wrong sign, so adding back |y| with x's sign (exactly) fixes it.  The
+# CPU kernels run these on blocks of elements that all pass the check (see
+# Row's FastPath, as sin_small), fmod's frem elsewhere.  Bit for bit the same
+# results, zeros' signs and nans included (tests/backends/test_scalar_math.py).
+_QUOTIENT_SMALL32 = _f32(2.0 ** 22)
+_QUOTIENT_SMALL64 = _f64(2.0 ** 51)
+_MAX32 = _f32(np.finfo(np.float32).max)
+_MAX64 = _f64(np.finfo(np.float64).max)
+
+
+def _quotient_small_choose(x, y):
+    if isinstance(x, types.Float) and x == y:
+        k, top = ((_QUOTIENT_SMALL32, _MAX32) if x.bitwidth == 32
+                  else (_QUOTIENT_SMALL64, _MAX64))
+        return lambda x, y: (abs(x) <= abs(y) * k) & (abs(y) <= top)
+    if all(isinstance(t, (types.Integer, types.Boolean)) for t in (x, y)):
+        return lambda x, y: True
+    return None
+
+
+def _quotient_small_interp(x, y):
+    if isinstance(x, (np.floating, float)):
+        k = 2.0 ** 22 if np.asarray(x).dtype == np.float32 else 2.0 ** 51
+        return bool(abs(x) <= abs(y) * k and abs(y) <= np.finfo(np.asarray(x).dtype).max)
+    return True
+
+
+quotient_small = _generic("quotient_small", _quotient_small_choose, _quotient_small_interp,
+                          "Whether fmod_small & co. hold: |x| <= 2**22 |y| (float32; "
+                          "2**51 float64), y finite; True for integers.", 2)
+
+
+def _fmod_small_choose(x, y):
+    if isinstance(x, types.Float) and x == y:
+        def fmod_small(x, y):
+            r = _fma(-_trunc(_div(x, y)), y, x)
+            r = r + copysign(y, x) if (r != 0) & ((r < 0) != (x < 0)) else r
+            return copysign(r, x)
+        return fmod_small
+    return _fmod_choose(x, y)
+
+
+fmod_small = _generic("fmod_small", _fmod_small_choose, _fmod_interp,
+                      "fmod(x, y) where quotient_small(x, y) holds (vectorizes).", 2)
+remainder_small = _generic("remainder_small", _remainder_with(fmod_small), _remainder_interp,
+                           "remainder(x, y) where quotient_small(x, y) holds.", 2)
+floor_divide_small = _generic("floor_divide_small", _floor_divide_with(fmod_small),
+                              _floor_divide_interp,
+                              "floor_divide(x, y) where quotient_small(x, y) holds.", 2)
 
 
 def _bitwise_not_choose(x):

@@ -106,11 +106,14 @@ def _blocked_nest(ndim, shape_of, body_for, fast_body_for, check_for, index):
     return "\n".join(lines), body
 
 
-def _fast_check(limit, names, is_array, half=frozenset()):
-    """``check_for``: every named operand within ``abs(x) <= limit`` (false
-    for nan, so nan takes the general path)."""
+def _fast_check(path, names, is_array, half=frozenset()):
+    """``check_for``: every named operand within ``abs(x) <= path.limit``, or
+    ``fits(*operands)`` for a path with ``fits`` (false for nan, so nan takes
+    the general path)."""
     def check_for(ix):
-        terms = [f"(abs({_read(n, ix, is_array[n], half)}) <= {limit!r})" for n in names]
+        if path.fits is not None:
+            return "fits(" + ", ".join(_read(n, ix, is_array[n], half) for n in names) + ")"
+        terms = [f"(abs({_read(n, ix, is_array[n], half)}) <= {path.limit!r})" for n in names]
         return " & ".join(terms) if terms else "True"
     return check_for
 
@@ -149,7 +152,9 @@ def _forward_module(row, kinds, ndim, half=frozenset()):
     path = getattr(row, "fast_path", None)
     if path is not None:
         helpers["forward_fast"] = path.forward
-        fast = (call("forward_fast"), _fast_check(path.limit, args, is_array, half))
+        if path.fits is not None:
+            helpers["fits"] = path.fits
+        fast = (call("forward_fast"), _fast_check(path, args, is_array, half))
     source = _module_source(", ".join(["out", *args]), ndim, call("forward"), "out", fast)
     return load_module(source, helpers, _inline, f"{row.name}_fwd")
 
@@ -178,9 +183,14 @@ def _backward_module(row, wanted, kinds, ndim, half=frozenset()):
     fast = None
     if fast_grads:
         helpers.update({f"derivative{i}_fast": fn for i, fn in fast_grads.items()})
-        # The limit is on the inputs the derivatives read, not on g or out.
+        # The limit is on the inputs the derivatives read, not on g or out;
+        # ``fits`` takes every input (the derivatives then read them all).
         checked = [n for n in reads if n.startswith("x")]
-        fast = (body_with(True), _fast_check(path.limit, checked, is_array, half))
+        if path.fits is not None:
+            helpers["fits"] = path.fits
+            checked = [f"x{k}" for k in range(len(row.inputs))]
+            assert all(n in reads for n in checked), row.name
+        fast = (body_with(True), _fast_check(path, checked, is_array, half))
     source = _module_source(", ".join([*reads, *(f"grad{i}" for i in wanted)]), ndim,
                             body_with(False), "g", fast)
     return load_module(source, helpers, _inline, f"{row.name}_bwd")
