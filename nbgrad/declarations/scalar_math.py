@@ -474,6 +474,18 @@ def _expm1_reduced_f64(r):
 
 
 @_jitable
+def _exp_scaled_f64(t, r):
+    """exp's last step: (1 + expm1(r)) * 2**k, k read from the shifted t;
+    2**k = 2**k1 * 2**k2, each factor normal over exp's range."""
+    p = _ONE64 + _expm1_reduced_f64(r)
+    k = _f64(t).view(_i64) - _SHIFT64_BITS
+    k1 = k >> 1
+    s1 = _i64((k1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
+    s2 = _i64((k - k1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
+    return (p * s1) * s2
+
+
+@_jitable
 def exp_f64(x):
     x = _EXP64_HI if x > _EXP64_HI else x
     x = _EXP64_LO if x < _EXP64_LO else x
@@ -481,12 +493,7 @@ def exp_f64(x):
     kf = t - _SHIFT64
     r = _fma(kf, _NLN2_HI64, x)
     r = _fma(kf, _NLN2_LO64, r)
-    p = _ONE64 + _expm1_reduced_f64(r)
-    k = _f64(t).view(_i64) - _SHIFT64_BITS
-    k1 = k >> 1
-    s1 = _i64((k1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
-    s2 = _i64((k - k1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
-    return (p * s1) * s2
+    return _exp_scaled_f64(t, r)
 
 
 @_jitable
@@ -1524,12 +1531,7 @@ def _exp_hilo_f64(a, b):
     kf = t - _SHIFT64
     r = _fma(kf, _NLN2_HI64, a)
     r = _fma(kf, _NLN2_LO64, r + b)
-    p = _ONE64 + _expm1_reduced_f64(r)
-    k = _f64(t).view(_i64) - _SHIFT64_BITS
-    k1 = k >> 1
-    s1 = _i64((k1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
-    s2 = _i64((k - k1 + _EXP64_BIAS) << _MANT64_BITS).view(_f64)
-    return (p * s1) * s2
+    return _exp_scaled_f64(t, r)
 
 
 @_jitable

@@ -95,44 +95,25 @@ _global_optimizer_pre_hooks = collections.OrderedDict()
 _global_optimizer_post_hooks = collections.OrderedDict()
 
 
-def register_optimizer_step_pre_hook(hook):
-    r"""Register a pre hook common to all optimizers.
-
-    The hook should have the following signature::
-
-        hook(optimizer, args, kwargs) -> None or modified args and kwargs
-
-    Args:
-        hook (Callable): A user defined hook which is registered on all optimizers.
-
-    Returns:
-        :class:`nbgrad.utils.hooks.RemovableHandle`:
-            a handle that can be used to remove the added hook by calling
-            ``handle.remove()``
-    """
-    handle = RemovableHandle(_global_optimizer_pre_hooks)
-    _global_optimizer_pre_hooks[handle.id] = hook
+def _add_hook(hooks, hook, prepend=False):
+    """``hook`` into the ordered dict ``hooks`` (first with ``prepend``), removable."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
     return handle
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it
+    may return new ``(args, kwargs)``. Returns a ``RemovableHandle``."""
+    return _add_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
-    r"""Register a post hook common to all optimizers.
-
-    The hook should have the following signature::
-
-        hook(optimizer, args, kwargs) -> None
-
-    Args:
-        hook (Callable): A user defined hook which is registered on all optimizers.
-
-    Returns:
-        :class:`nbgrad.utils.hooks.RemovableHandle`:
-            a handle that can be used to remove the added hook by calling
-            ``handle.remove()``
-    """
-    handle = RemovableHandle(_global_optimizer_post_hooks)
-    _global_optimizer_post_hooks[handle.id] = hook
-    return handle
+    """``hook(optimizer, args, kwargs)`` after every optimizer's ``step``.
+    Returns a ``RemovableHandle``."""
+    return _add_hook(_global_optimizer_post_hooks, hook)
 
 
 _HOOK_DICTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
@@ -505,148 +486,35 @@ class Optimizer:
 
     # ---------------------------------------------------------------- hooks
     def register_step_pre_hook(self, hook):
-        r"""Register an optimizer step pre hook which will be called before optimizer step.
-
-        It should have the following signature::
-
-            hook(optimizer, args, kwargs) -> None or modified args and kwargs
-
-        The ``optimizer`` argument is the optimizer instance being used. If
-        args and kwargs are modified by the pre-hook, then the transformed
-        values are returned as a tuple containing the new_args and new_kwargs.
-
-        Args:
-            hook (Callable): The user defined hook to be registered.
-
-        Returns:
-            :class:`nbgrad.utils.hooks.RemovableHandle`:
-                a handle that can be used to remove the added hook by calling
-                ``handle.remove()``
-        """
-        handle = RemovableHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[handle.id] = hook
-        return handle
+        """``hook(optimizer, args, kwargs)`` before this optimizer's ``step``; it
+        may return new ``(args, kwargs)``. Returns a ``RemovableHandle``."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
-        r"""Register an optimizer step post hook which will be called after optimizer step.
-
-        It should have the following signature::
-
-            hook(optimizer, args, kwargs) -> None
-
-        The ``optimizer`` argument is the optimizer instance being used.
-
-        Args:
-            hook (Callable): The user defined hook to be registered.
-
-        Returns:
-            :class:`nbgrad.utils.hooks.RemovableHandle`:
-                a handle that can be used to remove the added hook by calling
-                ``handle.remove()``
-        """
-        handle = RemovableHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[handle.id] = hook
-        return handle
-
-    def _register_hook(self, hooks, hook, prepend):
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        """``hook(optimizer, args, kwargs)`` after this optimizer's ``step``.
+        Returns a ``RemovableHandle``."""
+        return _add_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
-        r"""Register a state dict pre-hook which will be called before
-        :meth:`~nbgrad.optim.Optimizer.state_dict` is called.
-
-        It should have the following signature::
-
-            hook(optimizer) -> None
-
-        Args:
-            hook (Callable): The user defined hook to be registered.
-            prepend (bool): If True, the provided pre ``hook`` will be fired before
-                all the already registered pre-hooks on ``state_dict``. Otherwise,
-                the provided ``hook`` will be fired after all the already registered
-                pre-hooks. (default: False)
-
-        Returns:
-            :class:`nbgrad.utils.hooks.RemovableHandle`:
-                a handle that can be used to remove the added hook by calling
-                ``handle.remove()``
-        """
-        return self._register_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+        """``hook(optimizer)`` before ``state_dict`` builds its result
+        (``prepend``: before the hooks already registered). Returns a ``RemovableHandle``."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
-        r"""Register a state dict post-hook which will be called after
-        :meth:`~nbgrad.optim.Optimizer.state_dict` is called.
-
-        It should have the following signature::
-
-            hook(optimizer, state_dict) -> state_dict or None
-
-        The hook may modify the state_dict in place or return a new one, which
-        ``state_dict`` then returns.
-
-        Args:
-            hook (Callable): The user defined hook to be registered.
-            prepend (bool): If True, the provided post ``hook`` will be fired before
-                all the already registered post-hooks on ``state_dict``. Otherwise,
-                the provided ``hook`` will be fired after all the already registered
-                post-hooks. (default: False)
-
-        Returns:
-            :class:`nbgrad.utils.hooks.RemovableHandle`:
-                a handle that can be used to remove the added hook by calling
-                ``handle.remove()``
-        """
-        return self._register_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+        """``hook(optimizer, state_dict)`` on ``state_dict``'s result; it may
+        change it in place or return a new one. Returns a ``RemovableHandle``."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
-        r"""Register a load_state_dict pre-hook which will be called before
-        :meth:`~nbgrad.optim.Optimizer.load_state_dict` is called. It should have the
-        following signature::
-
-            hook(optimizer, state_dict) -> state_dict or None
-
-        The ``state_dict`` argument is a shallow copy of the one passed to
-        ``load_state_dict``; the hook may modify it in place or return a new
-        one, which is then loaded.
-
-        Args:
-            hook (Callable): The user defined hook to be registered.
-            prepend (bool): If True, the provided pre ``hook`` will be fired before
-                all the already registered pre-hooks on ``load_state_dict``. Otherwise,
-                the provided ``hook`` will be fired after all the already registered
-                pre-hooks. (default: False)
-
-        Returns:
-            :class:`nbgrad.utils.hooks.RemovableHandle`:
-                a handle that can be used to remove the added hook by calling
-                ``handle.remove()``
-        """
-        return self._register_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+        """``hook(optimizer, state_dict)`` on a shallow copy of what
+        ``load_state_dict`` is given; it may change it or return a new one to
+        load. Returns a ``RemovableHandle``."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
-        r"""Register a load_state_dict post-hook which will be called after
-        :meth:`~nbgrad.optim.Optimizer.load_state_dict` is called. It should have the
-        following signature::
-
-            hook(optimizer) -> None
-
-        Args:
-            hook (Callable): The user defined hook to be registered.
-            prepend (bool): If True, the provided post ``hook`` will be fired before
-                all the already registered post-hooks on ``load_state_dict``. Otherwise,
-                the provided ``hook`` will be fired after all the already registered
-                post-hooks. (default: False)
-
-        Returns:
-            :class:`nbgrad.utils.hooks.RemovableHandle`:
-                a handle that can be used to remove the added hook by calling
-                ``handle.remove()``
-        """
-        return self._register_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+        """``hook(optimizer)`` after ``load_state_dict``. Returns a
+        ``RemovableHandle``."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # ---------------------------------------------------------- state dicts
     def state_dict(self):

@@ -39,23 +39,51 @@ import numpy as np
 _FLAGS = dict(cache=True, nogil=True, parallel=True, error_model="numpy", fastmath={"reassoc"})
 
 
+@numba.njit(inline="always")
+def _store_row_stats(xr, eps, rms, mean, rstd, r):
+    """Row ``r``'s mean (0 for RMS norm) and 1/sqrt(variance + eps) into
+    ``mean[r]`` and ``rstd[r]`` (two passes over the row: no cancellation)."""
+    cols = xr.shape[0]
+    m = 0.0
+    if not rms:
+        s = 0.0
+        for d in range(cols):
+            s += xr[d]
+        m = s / cols
+    q = 0.0
+    for d in range(cols):
+        v = xr[d] - m
+        q += v * v
+    mean[r] = m
+    rstd[r] = 1.0 / math.sqrt(q / cols + eps)
+
+
 @numba.njit(**_FLAGS)
 def row_stats(x, eps, rms, mean, rstd):
     rows, cols = x.shape
     for r in numba.prange(rows):
         xr = x[r]  # a row view: LLVM then vectorizes the loops over it
-        m = 0.0
-        if not rms:
-            s = 0.0
-            for d in range(cols):
-                s += xr[d]
-            m = s / cols
-        q = 0.0
+        _store_row_stats(xr, eps, rms, mean, rstd, r)
+
+
+@numba.njit(inline="always")
+def _normalize_row(xr, yr, m, s, weight, bias, base, inner):
+    """One row's output: (x - m) * s, then the affine weight and bias of its
+    group's channels (``inner`` elements per channel)."""
+    cols = xr.shape[0]
+    if inner == 1:
+        w = weight[base:base + cols]
+        b = bias[base:base + cols]
         for d in range(cols):
-            v = xr[d] - m
-            q += v * v
-        mean[r] = m
-        rstd[r] = 1.0 / math.sqrt(q / cols + eps)
+            yr[d] = (xr[d] - m) * s * w[d] + b[d]
+    else:
+        for j in range(cols // inner):
+            scale = s * weight[base + j]
+            shift = bias[base + j] - m * scale
+            xj = xr[j * inner:(j + 1) * inner]
+            yj = yr[j * inner:(j + 1) * inner]
+            for k in range(inner):
+                yj[k] = xj[k] * scale + shift
 
 
 @numba.njit(**_FLAGS)
@@ -67,20 +95,7 @@ def row_forward(x, mean, rstd, weight, bias, groups, inner, out):
         yr = out[r]
         m = mean[r]
         s = rstd[r]
-        base = (r % groups) * per_group
-        if inner == 1:
-            w = weight[base:base + cols]
-            b = bias[base:base + cols]
-            for d in range(cols):
-                yr[d] = (xr[d] - m) * s * w[d] + b[d]
-        else:
-            for j in range(per_group):
-                scale = s * weight[base + j]
-                shift = bias[base + j] - m * scale
-                xj = xr[j * inner:(j + 1) * inner]
-                yj = yr[j * inner:(j + 1) * inner]
-                for k in range(inner):
-                    yj[k] = xj[k] * scale + shift
+        _normalize_row(xr, yr, m, s, weight, bias, (r % groups) * per_group, inner)
 
 
 @numba.njit(**_FLAGS)
@@ -91,35 +106,11 @@ def stats_forward(x, eps, rms, weight, bias, groups, inner, mean, rstd, out):
     per_group = cols // inner
     for r in numba.prange(rows):
         xr = x[r]
-        m = 0.0
-        if not rms:
-            s = 0.0
-            for d in range(cols):
-                s += xr[d]
-            m = s / cols
-        q = 0.0
-        for d in range(cols):
-            v = xr[d] - m
-            q += v * v
-        mean[r] = m
-        rstd[r] = 1.0 / math.sqrt(q / cols + eps)
+        _store_row_stats(xr, eps, rms, mean, rstd, r)
         mr = mean[r]  # the stored (input dtype) values, as row_forward reads them
         sr = rstd[r]
         yr = out[r]
-        base = (r % groups) * per_group
-        if inner == 1:
-            w = weight[base:base + cols]
-            b = bias[base:base + cols]
-            for d in range(cols):
-                yr[d] = (xr[d] - mr) * sr * w[d] + b[d]
-        else:
-            for j in range(per_group):
-                scale = sr * weight[base + j]
-                shift = bias[base + j] - mr * scale
-                xj = xr[j * inner:(j + 1) * inner]
-                yj = yr[j * inner:(j + 1) * inner]
-                for k in range(inner):
-                    yj[k] = xj[k] * scale + shift
+        _normalize_row(xr, yr, mr, sr, weight, bias, (r % groups) * per_group, inner)
 
 
 @numba.njit(**_FLAGS)

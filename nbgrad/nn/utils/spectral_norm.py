@@ -7,6 +7,7 @@ from .. import functional as F
 from ..conv import ConvTranspose1d, ConvTranspose2d
 from ..lazy import UninitializedParameter
 from ..parameter import Parameter
+from .weight_norm import _remove_hook
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
 
@@ -127,9 +128,4 @@ def remove_spectral_norm(module, name="weight"):
         module (Module): containing module
         name (str, optional): name of weight parameter
     """
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return _remove_hook(module, SpectralNorm, name, "spectral_norm")

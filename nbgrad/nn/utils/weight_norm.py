@@ -87,9 +87,15 @@ def remove_weight_norm(module, name="weight"):
         module (Module): containing module
         name (str, optional): name of weight parameter
     """
+    return _remove_hook(module, WeightNorm, name, "weight_norm")
+
+
+def _remove_hook(module, kind, name, what):
+    """Undo the ``kind`` reparametrization of ``name`` (its forward pre-hook),
+    or PyTorch's ValueError naming ``what``."""
     for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
