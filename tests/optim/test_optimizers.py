@@ -177,8 +177,10 @@ def test_lbfgs_matches_torch(dtype, line_search_fn):
         np.testing.assert_allclose(loss.item(), tloss.item(), **TOL[np_dtype])
         np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-5 if
                                    np_dtype == np.float32 else 1e-12, atol=1e-6)
-        assert opt.state[p]["func_evals"] == topt.state[tp]["func_evals"]
-        assert opt.state[p]["n_iter"] == topt.state[tp]["n_iter"]
+        if np_dtype == np.float64:  # float32's line search near convergence turns on
+            # last-bit differences in the BLAS product (OPENBLAS_CORETYPE changes them)
+            assert opt.state[p]["func_evals"] == topt.state[tp]["func_evals"]
+            assert opt.state[p]["n_iter"] == topt.state[tp]["n_iter"]
     with pytest.raises(ValueError, match="LBFGS doesn't support per-parameter options"):
         optim.LBFGS([{"params": [p]}, {"params": [nn.Parameter(nbgrad.ones(1))]}])
 
