@@ -109,6 +109,9 @@ NUMPY_FORWARD = {
     "bitwise_xor": np.bitwise_xor, "bitwise_not": np.invert,
     "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
     "fmax": np.fmax, "fmin": np.fmin,
+    "tan": np.tan, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg, "sinc": np.sinc,
+    "logit": lambda a, lo, hi: np.log(np.clip(a, 0.05, 0.95) / (1 - np.clip(a, 0.05, 0.95))),
+    "xlog1py": lambda a, b: a * np.log1p(b), "entr": lambda a: -a * np.log(a),
 }
 
 

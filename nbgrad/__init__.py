@@ -26,6 +26,7 @@ from .ops import ROWS, aliases as _aliases, registry as _registry  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
 from . import cuda, nn, optim, utils  # noqa: E402
 from . import linalg  # noqa: E402  (issue 15: torch.linalg's namespace)
+from . import special  # noqa: E402  (torch.special's namespace)
 from .serialization import load, save  # noqa: E402
 from .custom_kernel import kernel  # noqa: E402  (a user's Numba kernel on tensors)
 from . import distributed  # noqa: E402  (MPI; mpi4py is imported on first use)

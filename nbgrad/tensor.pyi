@@ -277,6 +277,14 @@ class Tensor:
         """Elementwise ``cosh`` (generated from its op-table row)."""
     def cosh_(self) -> Tensor:
         """In-place ``cosh``: writes into ``self`` and bumps its version."""
+    def deg2rad(self) -> Tensor:
+        """Elementwise ``deg2rad`` (generated from its op-table row)."""
+    def deg2rad_(self) -> Tensor:
+        """In-place ``deg2rad``: writes into ``self`` and bumps its version."""
+    def digamma(self) -> Tensor:
+        """Elementwise ``digamma`` (generated from its op-table row)."""
+    def digamma_(self) -> Tensor:
+        """In-place ``digamma``: writes into ``self`` and bumps its version."""
     def eq(self, other, /) -> Tensor:
         """Elementwise ``eq`` (generated from its op-table row)."""
     def eq_(self, other, /) -> Tensor:
@@ -365,6 +373,10 @@ class Tensor:
         """Elementwise ``lerp`` (generated from its op-table row)."""
     def lerp_(self, end, weight, /) -> Tensor:
         """In-place ``lerp``: writes into ``self`` and bumps its version."""
+    def lgamma(self) -> Tensor:
+        """Elementwise ``lgamma`` (generated from its op-table row)."""
+    def lgamma_(self) -> Tensor:
+        """In-place ``lgamma``: writes into ``self`` and bumps its version."""
     def log(self) -> Tensor:
         """Elementwise ``log`` (generated from its op-table row)."""
     def log10(self) -> Tensor:
@@ -401,6 +413,10 @@ class Tensor:
         """Elementwise ``logical_xor`` (generated from its op-table row)."""
     def logical_xor_(self, other, /) -> Tensor:
         """In-place ``logical_xor``: writes into ``self`` and bumps its version."""
+    def logit(self, eps=None) -> Tensor:
+        """``log(p / (1 - p))``, elementwise, with ``p`` the input clamped to ``[eps, 1 - eps]`` when ``eps`` is given (else out of [0, 1] gives nan)."""
+    def logit_(self, eps=None) -> Tensor:
+        """``log(p / (1 - p))``, elementwise, with ``p`` the input clamped to ``[eps, 1 - eps]`` when ``eps`` is given (else out of [0, 1] gives nan)."""
     def lt(self, other, /) -> Tensor:
         """Elementwise ``lt`` (generated from its op-table row)."""
     def lt_(self, other, /) -> Tensor:
@@ -417,6 +433,10 @@ class Tensor:
         """Elementwise ``mul`` (generated from its op-table row)."""
     def mul_(self, other, /) -> Tensor:
         """In-place ``mul``: writes into ``self`` and bumps its version."""
+    def mvlgamma(self, p) -> Tensor:
+        """The multivariate log-gamma function of dimension ``p``, elementwise: ``p (p - 1) / 4 log(pi) + sum_{j < p} lgamma(input - j / 2)``."""
+    def mvlgamma_(self, p) -> Tensor:
+        """``mvlgamma_(p)``: in-place ``mvlgamma``."""
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None) -> Tensor:
         """NaN, inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the dtype's largest and smallest finite values)."""
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None) -> Tensor:
@@ -429,10 +449,18 @@ class Tensor:
         """Elementwise ``neg`` (generated from its op-table row)."""
     def neg_(self) -> Tensor:
         """In-place ``neg``: writes into ``self`` and bumps its version."""
+    def polygamma(self, n) -> Tensor:
+        """``polygamma(n)``: the ``n``-th derivative of digamma at ``self``."""
+    def polygamma_(self, n) -> Tensor:
+        """``polygamma_(n)``: in-place ``polygamma``."""
     def pow(self, exponent) -> Tensor:
         """Elementwise ``input ** exponent`` (either may be a number), as ``torch.pow``."""
     def pow_(self, exponent) -> Tensor:
         """Elementwise ``input ** exponent`` (either may be a number), as ``torch.pow``."""
+    def rad2deg(self) -> Tensor:
+        """Elementwise ``rad2deg`` (generated from its op-table row)."""
+    def rad2deg_(self) -> Tensor:
+        """In-place ``rad2deg``: writes into ``self`` and bumps its version."""
     def reciprocal(self) -> Tensor:
         """Elementwise ``reciprocal`` (generated from its op-table row)."""
     def reciprocal_(self) -> Tensor:
@@ -469,6 +497,10 @@ class Tensor:
         """Elementwise ``sin`` (generated from its op-table row)."""
     def sin_(self) -> Tensor:
         """In-place ``sin``: writes into ``self`` and bumps its version."""
+    def sinc(self) -> Tensor:
+        """Elementwise ``sinc`` (generated from its op-table row)."""
+    def sinc_(self) -> Tensor:
+        """In-place ``sinc``: writes into ``self`` and bumps its version."""
     def sinh(self) -> Tensor:
         """Elementwise ``sinh`` (generated from its op-table row)."""
     def sinh_(self) -> Tensor:
@@ -485,6 +517,10 @@ class Tensor:
         """Elementwise ``sub`` (generated from its op-table row)."""
     def sub_(self, other, /) -> Tensor:
         """In-place ``sub``: writes into ``self`` and bumps its version."""
+    def tan(self) -> Tensor:
+        """Elementwise ``tan`` (generated from its op-table row)."""
+    def tan_(self) -> Tensor:
+        """In-place ``tan``: writes into ``self`` and bumps its version."""
     def tanh(self) -> Tensor:
         """Elementwise ``tanh`` (generated from its op-table row)."""
     def tanh_(self) -> Tensor:

@@ -118,6 +118,9 @@ _TENSOR = {
         "fill_": ("Tensor", "Fills ``self`` with ``value``."),
         "zero_": ("Tensor", "Fills ``self`` with zeros."),
         "isclose": ("Tensor", None),
+        "logit": ("Tensor", None), "logit_": ("Tensor", None),
+        "polygamma": ("Tensor", None), "polygamma_": ("Tensor", None),
+        "mvlgamma": ("Tensor", None), "mvlgamma_": ("Tensor", None),
     },
     "reductions": {
         "amax": ("Tensor", "The maximum over ``dim`` (all dims by default); ties share the "

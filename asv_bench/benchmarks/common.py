@@ -40,6 +40,10 @@ SCALAR_INPUTS = {"clamp": {"lo": -1.0, "hi": 1.0},
 KEYWORD_CALLS = {
     "addcmul": lambda lib: lambda a, t1, t2, value: lib.addcmul(a, t1, t2, value=value),
     "addcdiv": lambda lib: lambda a, t1, t2, value: lib.addcdiv(a, t1, t2, value=value),
+    "logit": lambda lib: lambda a, lo, hi: lib.logit(a, eps=0.05),
+    "polygamma": lambda lib: lambda a, n: lib.polygamma(2, a),
+    "xlog1py": lambda lib: lib.special.xlog1py,
+    "entr": lambda lib: lib.special.entr,
 }
 
 

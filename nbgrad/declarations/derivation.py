@@ -60,6 +60,12 @@ RULES = {
     sm.sqrt: _rule(x="{dx} / (TWO * {v})"),
     sm.sin: _rule(x="{dx} * sm.cos({x})"),
     sm.cos: _rule(x="-{dx} * sm.sin({x})"),
+    sm.tan: _rule(x="{dx} * (ONE + {v} * {v})"),
+    sm.tan_small: _rule(x="{dx} * (ONE + {v} * {v})"),
+    sm.lgamma: _rule(x="{dx} * sm.digamma({x})"),
+    sm.digamma: _rule(x="{dx} * sm.polygamma(1, {x})"),
+    # n is an integer order: no tangent (zero, for the derivation wrt every input)
+    sm.polygamma: _rule(x="sm.zero({dx})", y="{dy} * sm.polygamma({x} + 1, {y})"),
     sm.sin_small: _rule(x="{dx} * sm.cos_small({x})"),
     sm.cos_small: _rule(x="-{dx} * sm.sin_small({x})"),
     sm.tanh: _rule(x="{dx} * (ONE - {v} * {v})"),
@@ -128,7 +134,7 @@ _CONSTANT = {sm.zero, math.floor, math.ceil, math.trunc, builtins.round, math.is
              math.isinf, math.isfinite, builtins.int, builtins.bool, np.sign, np.isnan,
              np.isinf, np.isfinite, np.floor, np.ceil, np.trunc,
              sm.floor, sm.ceil, sm.trunc, sm.rint, sm.sign, sm.floor_divide, sm.bitwise_not,
-             sm.left_shift, sm.right_shift}
+             sm.left_shift, sm.right_shift, sm.pi_like}
 # Casts: the tangent is cast alike.
 _CASTS = {builtins.float, np.float32, np.float64}
 

@@ -153,6 +153,8 @@ _TWO32 = np.float32(2)
 _LN2 = 0.6931471805599453
 _LN10 = 2.302585092994046
 _TWO_OVER_SQRT_PI = 1.1283791670955126
+_DEG2RAD = math.pi / 180
+_RAD2DEG = 180 / math.pi
 _HALF_SQRT_PI = 0.886226925452758
 
 _TYPE_WORDS = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool",
@@ -270,6 +272,20 @@ def _xlogy_self_grad(g, a, b):
     return sm.zero(g) if (a == 0 and b <= 0) else _xlogy(g, b)
 
 
+def _xlog1py(a, b):
+    return b if b != b else (sm.zero(a) if a == 0 else a * sm.log1p(b))
+
+
+def _xlog1py_self_grad(g, a, b):
+    # PyTorch's xlog1py(grad, other).masked_fill((self == 0) & (other <= -1), 0)
+    return sm.zero(g) if (a == 0 and b <= -1) else _xlog1py(g, b)
+
+
+def _entr(a):
+    # -a log(a); 0 at 0, -inf below (nan stays nan)
+    return a if a != a else (-a * sm.log(a) if a > 0 else (sm.zero(a) if a == 0 else -INF))
+
+
 def _nan_to_num(a, nan, posinf, neginf):
     return nan if a != a else (posinf if a == INF else (neginf if a == -INF else a))
 
@@ -283,6 +299,42 @@ def _isclose(a, b, rtol, atol, equal_nan):
     close = (a == b) | ((equal_nan != 0) & (a != a) & (b != b))
     error = abs(a - b)
     return close | ((error - error == 0) & (error <= atol + abs(rtol * b)))
+
+
+def _sinc(a):
+    p = a * sm.pi_like(a)  # in a's dtype, as PyTorch's (sinc(1.0f) is then -2.8e-8, not 0)
+    return _ONE32 if a == 0 else sm.sin(p) / p
+
+
+# (p cos p - sin p) / p**2 = sum over k >= 1 of C_k p**(2k - 1),
+# C_k = (-1)**k (1/(2k)! - 1/(2k+1)!): nine terms reach double precision for |p| < 1
+_SINC_C = [(-1) ** k * (1 / math.factorial(2 * k) - 1 / math.factorial(2 * k + 1))
+           for k in range(1, 10)]
+_SC1, _SC2, _SC3, _SC4, _SC5, _SC6, _SC7, _SC8, _SC9 = _SINC_C
+
+
+def _sinc_grad(g, a):
+    # PyTorch's g (p cos p - sin p) / (pi a**2), p = pi a, in a's dtype for
+    # |p| >= 1; below, where its difference cancels (PyTorch's float32 gives 0.0
+    # at a = 1e-4 for -3.3e-4), the series in double. 0 where pi a**2 is 0: a
+    # select, as PyTorch's where
+    p = a * sm.pi_like(a)
+    x = np.float64(p)
+    q = x * x
+    near = x * (_SC1 + q * (_SC2 + q * (_SC3 + q * (_SC4 + q * (_SC5 + q * (
+        _SC6 + q * (_SC7 + q * (_SC8 + q * _SC9))))))))
+    far = g * (p * sm.cos(p) - sm.sin(p)) / (a * a * sm.pi_like(a))
+    return sm.zero(g) if a * a == 0 else (g * (math.pi * near) if abs(p) < 1 else far)
+
+
+def _logit(a, lo, hi):
+    # ATen's: the input clamped to [eps, 1 - eps] when eps is given (else lo, hi = -inf, inf)
+    z = lo if a < lo else (hi if a > hi else a)
+    return sm.log(z / (_ONE32 - z))
+
+
+def _logit_grad(g, a, lo, hi):
+    return sm.zero(g) if (a < lo or a > hi) else g / (a * (_ONE32 - a))
 
 
 def _atan2_recip(a, b):
@@ -418,6 +470,24 @@ ROWS = [
         result="float", domain=(1.1, 4.0)),
     Row("atanh", lambda a: sm.atanh(a), {"a": lambda g, a: g / (_ONE32 - a * a)},
         result="float", domain=(-0.9, 0.9)),
+    Row("tan", lambda a: sm.tan(a), {"a": lambda g, out: g * (_ONE32 + out * out)},
+        result="float", fast_path=FastPath(sm.TRIG_SMALL_LIMIT, lambda a: sm.tan_small(a))),
+    Row("deg2rad", lambda a: a * _DEG2RAD, {"a": lambda g: g * _DEG2RAD}, result="float",
+        title="Deg2Rad"),
+    Row("rad2deg", lambda a: a * _RAD2DEG, {"a": lambda g: g * _RAD2DEG}, result="float",
+        title="Rad2Deg"),
+    Row("sinc", _sinc, {"a": _sinc_grad}, result="float"),
+    # logit(input, eps=None): nbgrad.ops.pointwise passes the clamp's bounds
+    Row("logit", _logit, {"a": _logit_grad}, result="float", method=False,
+        scalars=("lo", "hi"), wraps_numbers=False, domain=(0.1, 0.9)),
+    Row("lgamma", lambda a: sm.lgamma(a), {"a": lambda g, a: g * sm.digamma(a)},
+        result="float", domain=(0.5, 4.0)),
+    Row("digamma", lambda a: sm.digamma(a), {"a": lambda g, a: g * sm.polygamma(1, a)},
+        result="float", domain=(0.5, 4.0)),
+    # polygamma(n, input): nbgrad.ops.pointwise checks n and passes it last
+    Row("polygamma", lambda a, n: sm.polygamma(n, a),
+        {"a": lambda g, a, n: g * sm.polygamma(n + 1, a)}, result="float", method=False,
+        scalars=("n",), wraps_numbers=False, domain=(0.5, 4.0)),
     Row("atan2", lambda a, b: sm.atan2(a, b),
         {"a": lambda g, a, b: g * b * _atan2_recip(a, b),
          "b": lambda g, a, b: g * -a * _atan2_recip(a, b)},
@@ -467,6 +537,11 @@ ROWS = [
         tensors=("input", "other"), check=_refuse("logaddexp_cpu", integer=True)),
     Row("xlogy", _xlogy, {"a": _xlogy_self_grad, "b": lambda g, a, b: g * a / b},
         result="float", domain=(0.5, 2.0)),
+    # torch.special's: functions of nbgrad.special only, as in PyTorch
+    Row("xlog1py", _xlog1py, {"a": _xlog1py_self_grad, "b": lambda g, a, b: g * a / (b + _ONE32)},
+        result="float", method=False, title="SpecialXlog1Py", domain=(0.5, 2.0)),
+    Row("entr", _entr, {"a": lambda g, a: g * -(_ONE32 + sm.log(a))}, result="float",
+        method=False, title="SpecialEntr", domain=(0.1, 4.0)),
     Row("copysign", lambda a, b: sm.copysign(a, b),
         {"a": _copysign_grad, "b": lambda g: sm.zero(g)}, result="float"),
     Row("nan_to_num", _nan_to_num, {"a": lambda g, a: g * (_ONE32 if a - a == 0 else sm.zero(g))},

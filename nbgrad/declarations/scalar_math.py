@@ -8,6 +8,9 @@ so once inlined into a simple/``prange`` loop LLVM vectorizes them.
 Public API (all plain Python functions, meant to be jitted by the caller)::
 
     exp, expm1, log, log1p, tanh, sigmoid, sin, cos        # dtype-generic
+    tan, tan_small                                          # float32 vectorized; float64 libm
+    lgamma, digamma, polygamma(n, x)                         # ATen's algorithms, in double
+    pi_like(x)                                               # pi in x's float type
     exp_f32, ..., cos_f32 / exp_f64, ..., cos_f64           # fixed dtype
     sin_small, cos_small (+ _f32/_f64), TRIG_SMALL_LIMIT    # |x| <= limit only
     pow(x, y), pow_f32, pow_f64                              # see "pow" below
@@ -95,13 +98,14 @@ __all__ = [
     "sigmoid_f64", "sin_f64", "cos_f64",
     "pow", "pow_f32", "pow_f64", "zero", "sqrt",
     "sin_small", "cos_small", "sin_small_f32", "cos_small_f32",
-    "sin_small_f64", "cos_small_f64", "TRIG_SMALL_LIMIT",
+    "sin_small_f64", "cos_small_f64", "TRIG_SMALL_LIMIT", "tan", "tan_small", "tan_f32",
+    "tan_small_f32",
     "log2", "log10", "exp2", "sinh", "cosh", "asinh", "acosh", "atanh", "atan", "asin", "acos",
     "erf", "erfc", "erfinv", "atan2", "hypot", "floor", "ceil", "trunc", "rint", "sign",
     "copysign", "fmod", "remainder", "floor_divide", "quotient_small", "fmod_small",
     "remainder_small", "floor_divide_small", "erf_f32", "erfc_f32", "erfinv_f32", "erf_f64",
     "erfc_f64", "erfinv_f64", "bitwise_not", "left_shift", "right_shift",
-    "fma",
+    "fma", "lgamma", "digamma", "polygamma", "trigamma_f64", "zeta_f64", "fdiv", "pi_like",
 ]
 
 _f32 = np.float32
@@ -1112,12 +1116,44 @@ sin = _public("sin", sin_f32, sin_f64, "Sine over the full range; nan for "
               "inf and nan, keeps the sign of zero.", _device_sin)
 cos = _public("cos", cos_f32, cos_f64, "Cosine over the full range; nan "
               "for inf and nan.", _device_cos)
+# tan: float32 as sin/cos of one reduction, divided in double and rounded
+# once (the polynomials' relative errors, ~1e-10, stay far below half a
+# float32 ulp; near a pole the reduced argument keeps its relative accuracy,
+# see the reductions above). float64: libm's (one call per element, as sinh).
+@_jitable
+def tan_f32(x):
+    r, q = _trig_reduce_f32(x)
+    v = _f32(_div(_sin_poly_f32d(r, q), _sin_poly_f32d(r, q + _i64(1))))
+    v = -v if _f32(x).view(_i32) < _i32(0) else v
+    return v if abs(x) < _INF32 else x - x
+
+
+@_jitable
+def tan_small_f32(x):
+    r, q = _trig_reduce_small_f32(x)
+    v = _f32(_div(_sin_poly_f32d(r, q), _sin_poly_f32d(r, q + _i64(1))))
+    return -v if _f32(x).view(_i32) < _i32(0) else v
+
+
+@_jitable
+def _libm_tan(x):
+    return math.tan(x)
+
+
+def _device_tan(x):
+    return math.tan(x)
+
+
 sin_small = _public("sin_small", sin_small_f32, sin_small_f64, "Sine for "
                     "|x| <= TRIG_SMALL_LIMIT only (the caller checks); as "
                     "accurate as sin there.", _device_sin, "sin")
 cos_small = _public("cos_small", cos_small_f32, cos_small_f64, "Cosine for "
                     "|x| <= TRIG_SMALL_LIMIT only (the caller checks).",
                     _device_cos, "cos")
+tan = _public("tan", tan_f32, _libm_tan, "Tangent over the full range; nan for inf and "
+              "nan, keeps the sign of zero.", _device_tan)
+tan_small = _public("tan_small", tan_small_f32, _libm_tan, "Tangent for "
+                    "|x| <= TRIG_SMALL_LIMIT only (the caller checks).", _device_tan, "tan")
 
 
 # pow: floats of one width take pow_f32 / pow_f64, other float mixes go
@@ -2097,3 +2133,216 @@ def _fma_interp(x, y, z):
 
 fma = _generic("fma", _fma_choose, _fma_interp, "x * y + z with one rounding (floats of one "
                "type; others as x * y + z).", 3)
+
+
+# ==========================================================================
+# The gamma family: lgamma, digamma, polygamma (and Hurwitz's zeta)
+# ==========================================================================
+# PyTorch's CPU algorithms (ATen's Math.h, after Cephes), evaluated in double
+# for both dtypes (as ATen's float kernels accumulate zeta in double) and
+# rounded once; so float32 results are within an ulp of PyTorch's. They loop,
+# so they do not vectorize; lgamma is libm's (the device library's on GPUs).
+def fdiv(a, b):
+    """IEEE ``a / b`` (inf or nan for a zero ``b``), also in the interpreter."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.divide(a, b)
+
+
+@overload(fdiv, inline=_on_cpu)
+def _fdiv_jit(a, b):
+    if isinstance(a, types.Float) and a == b:
+        return lambda a, b: _div(a, b)
+    if isinstance(a, types.Number) and isinstance(b, types.Number):
+        return lambda a, b: _div(_f64(a), _f64(b))
+    return None
+
+
+_PSI_10 = _f64(2.25175258906672110764)
+_DIGAMMA_A = (_f64(8.33333333333333333333E-2), _f64(-2.10927960927960927961E-2),
+              _f64(7.57575757575757575758E-3), _f64(-4.16666666666666666667E-3),
+              _f64(3.96825396825396825397E-3), _f64(-8.33333333333333333333E-3),
+              _f64(8.33333333333333333333E-2))
+_ZETA_A = (_f64(12.0), _f64(-720.0), _f64(30240.0), _f64(-1209600.0), _f64(47900160.0),
+           _f64(-1.8924375803183791606e9), _f64(7.47242496e10), _f64(-2.950130727918164224e12),
+           _f64(1.1646782814350067249e14), _f64(-4.5979787224074726105e15),
+           _f64(1.8152105401943546773e17), _f64(-7.1661652561756670113e18))
+_MACHEP64 = _f64(1.11022302462515654042E-16)
+
+
+@_jitable
+def digamma_f64(x):
+    """psi(x) = d/dx lgamma(x): -inf at +0, +inf at -0, nan at the negative integers."""
+    x = _f64(x)
+    if x == _ZERO64:
+        return _INF64 if _f64(x).view(_i64) < _i64(0) else -_INF64
+    shift = _ZERO64
+    if x < _ZERO64:
+        if x == trunc(x):
+            return _NAN64
+        r = x - trunc(x)  # psi(x) = psi(1 - x) - pi / tan(pi x)
+        shift = fdiv(_PI_64, math.tan(_PI_64 * r))
+        x = _ONE64 - x
+    result = -shift
+    while x < _f64(10.0):
+        result -= fdiv(_ONE64, x)
+        x += _ONE64
+    if x == _f64(10.0):
+        return result + _PSI_10
+    y = _ZERO64
+    if x < _f64(1.0e17):
+        z = fdiv(_ONE64, x * x)
+        p = _DIGAMMA_A[0]
+        for c in _DIGAMMA_A[1:]:
+            p = p * z + c
+        y = z * p
+    return result + math.log(x) - fdiv(_HALF64, x) - y
+
+
+@_jitable
+def trigamma_f64(x):
+    """psi'(x), by reflection below 1/2, six steps up and its asymptotic series."""
+    x = _f64(x)
+    sign = _ONE64
+    result = _ZERO64
+    if x < _HALF64:  # reflection: sin(pi x)**2 of the fraction, exactly 0 at the poles
+        sign = -_ONE64
+        s = math.sin(_PI_64 * (x - trunc(x)))
+        result -= fdiv(_PI_64 * _PI_64, s * s)
+        x = _ONE64 - x
+    for _ in range(6):
+        result += fdiv(_ONE64, x * x)
+        x += _ONE64
+    ixx = fdiv(_ONE64, x * x)
+    series = _ONE64 + fdiv(_ONE64, _TWO64 * x) + ixx * (
+        _f64(1.0 / 6.0) - ixx * (_f64(1.0 / 30.0) - ixx * _f64(1.0 / 42.0)))
+    return sign * (result + fdiv(series, x))
+
+
+@_jitable
+def zeta_f64(x, q):
+    """Hurwitz's zeta, sum over k >= 0 of (k + q)**-x (Cephes' algorithm: direct
+    sum, then Euler-Maclaurin)."""
+    x, q = _f64(x), _f64(q)
+    if x == _ONE64:
+        return _INF64
+    if x < _ONE64:
+        return _NAN64
+    if q <= _ZERO64:
+        if q == floor(q):
+            return _INF64
+        if x != floor(x):
+            return _NAN64
+    s = q ** -x
+    a = q
+    b = _ZERO64
+    i = 0
+    while i < 9 or a <= _f64(9.0):
+        i += 1
+        a += _ONE64
+        b = a ** -x
+        s += b
+        if -_MACHEP64 * s < b < _MACHEP64 * s:
+            return s
+    w = a
+    s += fdiv(b * w, x - _ONE64)
+    s -= _HALF64 * b
+    a = _ONE64
+    k = _ZERO64
+    for c in _ZETA_A:
+        a *= x + k
+        b = fdiv(b, w)
+        t = fdiv(a * b, c)
+        s = s + t
+        if abs(fdiv(t, s)) < _MACHEP64:
+            return s
+        k += _ONE64
+        a *= x + k
+        b = fdiv(b, w)
+        k += _ONE64
+    return s
+
+
+@_jitable
+def polygamma_f64(n, x):
+    """The n-th derivative of digamma (n >= 0)."""
+    if n == 0:
+        return digamma_f64(x)
+    if n == 1:
+        return trigamma_f64(x)
+    sign = _ONE64 if n % 2 == 1 else -_ONE64
+    return sign * math.exp(math.lgamma(_f64(n) + _ONE64)) * zeta_f64(_f64(n) + _ONE64, x)
+
+
+def _in_dtype(fn, nargs=1):
+    """``choose`` for _generic: ``fn`` (double) for a float of either width,
+    rounded once to it; its last argument decides."""
+    def rounded(x):
+        if isinstance(x, types.Float) and x.bitwidth == 32:
+            return True
+        if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+            return False
+        return None
+
+    if nargs == 1:
+        def choose(x):
+            r = rounded(x)
+            return None if r is None else (lambda x: _f32(fn(x))) if r else fn
+    else:
+        def choose(n, x):
+            r = rounded(x)
+            return None if r is None else (lambda n, x: _f32(fn(n, x))) if r else fn
+    return choose
+
+
+def _interpreted(fn):
+    def interp(*args):
+        x = args[-1]
+        r = fn(*args[:-1], np.float64(x))
+        return type(x)(r) if isinstance(x, np.floating) else r
+    return interp
+
+
+@_jitable
+def _lgamma_f32(x):
+    return _f32(math.lgamma(_f64(x)))
+
+
+@_jitable
+def _lgamma_f64(x):
+    return math.lgamma(x)
+
+
+def _interp_lgamma(x):
+    try:
+        r = math.lgamma(x)
+    except ValueError:  # a pole
+        r = math.inf
+    return type(x)(r) if isinstance(x, np.floating) else r
+
+
+lgamma = _public_with("lgamma", _lgamma_f32, _lgamma_f64, "log |Gamma(x)|; inf at the poles.",
+                      _interp_lgamma, _libdevice("lgamma"))
+digamma = _generic("digamma", _in_dtype(digamma_f64), _interpreted(digamma_f64),
+                   "psi(x), the derivative of lgamma.")
+polygamma = _generic("polygamma", _in_dtype(polygamma_f64, 2), _interpreted(polygamma_f64),
+                     "psi^(n)(x), the n-th derivative of digamma (n >= 0).", nargs=2)
+
+
+_PI_32 = _f32(math.pi)
+
+
+def _pi_like_choose(x):
+    if isinstance(x, types.Float) and x.bitwidth == 32:
+        return lambda x: _PI_32
+    if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+        return lambda x: _PI_64
+    return None
+
+
+def _interp_pi_like(x):
+    return _PI_32 if isinstance(x, np.float32) else _PI_64
+
+
+pi_like = _generic("pi_like", _pi_like_choose, _interp_pi_like,
+                   "pi in x's float type (float64 for integers): a float32 product with it "
+                   "stays float32, as PyTorch's sinc computes.")

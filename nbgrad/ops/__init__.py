@@ -15,6 +15,7 @@ from . import pointwise  # noqa: F401,E402  (issue 15 item 1: keyword rows, oper
 from . import interop, sampling  # noqa: F401,E402  (issue 15 items 7, 9: interop, random sampling)
 from . import aliases, distances, new_tensors  # noqa: F401,E402  (absolute, cdist, new_zeros, ...)
 from . import everyday_math, everyday_shapes, everyday_writes, quantiles  # noqa: F401,E402  (issue 15 breadth)
+from . import special_functions  # noqa: F401,E402  (mvlgamma; torch.special's composites)
 from .elementwise import apply, apply_inplace
 
 

@@ -20,7 +20,8 @@ INPLACE_FUNCTIONS = ("neg_", "reciprocal_", "exp_", "log_", "sqrt_", "abs_", "si
                      "frac_", "erf_", "erfc_", "atan_", "asin_", "acos_", "sinh_", "cosh_",
                      "asinh_", "acosh_", "atanh_", "clamp_", "clamp_min_", "clamp_max_",
                      "xlogy_", "fix_", "negative_", "arccos_", "arcsin_",
-                     "arctan_", "arccosh_", "arcsinh_", "arctanh_")
+                     "arctan_", "arccosh_", "arcsinh_", "arctanh_", "tan_", "deg2rad_",
+                     "rad2deg_", "logit_", "sinc_")
 
 _ROUNDING = (None, "trunc", "floor")
 

@@ -192,6 +192,68 @@ nan_to_num = tensor_op("nan_to_num")(_nan_to_num(False))
 nan_to_num_ = tensor_op("nan_to_num_", function=False)(_nan_to_num(True))
 
 
+def _logit(inplace):
+    name = "logit_" if inplace else "logit"
+
+    def logit(input, eps=None):
+        lo, hi = -np.inf, np.inf
+        if eps is not None:  # in the computation's dtype, as ATen's scalar_t bounds
+            kind = (input.dtype if input.dtype.is_floating_point
+                    else dtypes.get_default_dtype()).numpy.type
+            lo = kind(eps)
+            hi = kind(1) - lo
+        row = BY_NAME["logit"]
+        if inplace:
+            return apply_inplace(row, input, (lo, hi), op_name=name)
+        return apply(row, (input, lo, hi))
+    logit.__name__ = logit.__qualname__ = name
+    logit.__doc__ = (f"{name}(input, eps=None) -> Tensor\n\n    ``log(p / (1 - p))``, "
+                     "elementwise, with ``p`` the input clamped to ``[eps, 1 - eps]`` when "
+                     "``eps`` is given (else out of [0, 1] gives nan).")
+    return logit
+
+
+logit = tensor_op("logit")(_logit(False))
+logit_ = tensor_op("logit_", function=False)(_logit(True))
+
+
+def _polygamma_order(name, n):
+    if not isinstance(n, (int, np.integer)) or isinstance(n, (bool, np.bool_)):
+        raise TypeError(f"{name}(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return int(n)
+
+
+@tensor_op(function=False)
+def polygamma(self, n):
+    """``polygamma(n)``: the ``n``-th derivative of digamma at ``self``."""
+    return apply(BY_NAME["polygamma"], (self, _polygamma_order("polygamma", n)))
+
+
+@tensor_op(function=False)
+def polygamma_(self, n):
+    """``polygamma_(n)``: in-place ``polygamma``."""
+    return apply_inplace(BY_NAME["polygamma"], self, (_polygamma_order("polygamma_", n),),
+                         op_name="polygamma_")
+
+
+def _polygamma_function(name):
+    def polygamma(n, input):
+        return apply(BY_NAME["polygamma"], (input, _polygamma_order(name, n)))
+    polygamma.__doc__ = """polygamma(n, input) -> Tensor
+
+    The ``n``-th derivative of the digamma function, elementwise (``n`` >= 0;
+    0 is ``digamma``); float results, as PyTorch's."""
+    return polygamma
+
+
+polygamma_function = _polygamma_function("polygamma")
+special_polygamma = _polygamma_function("special_polygamma")  # nbgrad.special.polygamma
+tensor_op("polygamma", method=False)(polygamma_function)
+
+
 def _tolerance(name, value):
     if value < 0:
         shown = int(value) if float(value).is_integer() else value

@@ -53,6 +53,19 @@ class Ref:
     same_dtype: bool = False  # PyTorch wants one dtype for every tensor
     grad_scalars: tuple = None  # ``scalars`` where gradients are compared (None: all)
     inplace_grad: bool = True  # the in-place test writes into a tensor that requires grad
+    # PyTorch's float32 gradient formula loses digits (sinc's cancels near 0): the
+    # absolute error its float32 gradients are compared with (nbgrad's stay exact:
+    # gradcheck and the row's own tests)
+    torch_grad_atol32: float = None
+
+
+def assert_grad_close(row, got, want, case):
+    """A gradient against PyTorch's, at the case's precision (see ``torch_grad_atol32``)."""
+    atol = REFERENCE[row.name].torch_grad_atol32
+    if atol is not None and case.precision is nbgrad.float32:
+        assert_close(got, want, dtype=case.precision, atol=atol)
+    else:
+        assert_close(got, want, dtype=case.precision)
 
 
 def number_only(row):
@@ -171,6 +184,24 @@ REFERENCE = {
     "asinh": Ref(np.arcsinh, _function("asinh")),
     "acosh": Ref(np.arccosh, _function("acosh")),
     "atanh": Ref(np.arctanh, _function("atanh")),
+    "tan": Ref(np.tan, _function("tan")),
+    "deg2rad": Ref(np.deg2rad, _function("deg2rad")),
+    "rad2deg": Ref(np.rad2deg, _function("rad2deg")),
+    "sinc": Ref(np.sinc, _function("sinc"), torch_grad_atol32=1e-4),
+    # logit(eps=0.3): lo and hi come from eps (ignored here); the domain reaches the clamp
+    "logit": Ref(lambda a, lo, hi: np.log(np.clip(a, 0.3, 0.7) / (1 - np.clip(a, 0.3, 0.7))),
+                 lambda lib, a, lo, hi: lib.logit(a, eps=0.3), ((1, 2),), numbers=(float,)),
+    "lgamma": Ref(np.vectorize(math.lgamma, otypes=[float]), _function("lgamma")),
+    "digamma": Ref(lambda a: torch.digamma(torch.tensor(a, dtype=torch.float64)).numpy(),
+                   _function("digamma")),
+    # polygamma(2, input): n comes last in the row (ignored here)
+    "polygamma": Ref(lambda a, n: torch.polygamma(2, torch.tensor(a, dtype=torch.float64)).numpy(),
+                     lambda lib, a, n: lib.polygamma(2, a), ((1,),)),
+    "xlog1py": Ref(lambda a, b: np.where(np.isnan(b), np.nan, np.where(a == 0, 0.0, a * np.log1p(b))),
+                   lambda lib, a, b: lib.special.xlog1py(a, b), BINARY),
+    "entr": Ref(lambda a: np.where(a > 0, -a * np.log(np.where(a > 0, a, 1)),
+                                   np.where(a == 0, 0.0, np.where(np.isnan(a), a, -np.inf))),
+                lambda lib, a: lib.special.entr(a)),
     "atan2": Ref(np.arctan2, _function("atan2")),
     "hypot": Ref(np.hypot, _function("hypot")),
     "fmod": Ref(np.fmod, _function("fmod"), ((), (1,))),
@@ -223,11 +254,12 @@ ISSUE_15 = {"rsqrt", "log1p", "expm1", "log2", "log10", "exp2", "square", "sign"
             "copysign", "nan_to_num", "isnan", "isinf", "isfinite", "isclose", "logical_and",
             "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
             "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "fmax",
-            "fmin"}
+            "fmin", "tan", "deg2rad", "rad2deg", "sinc", "logit", "lgamma", "digamma",
+            "polygamma", "xlog1py", "entr"}
 CUDA_SAMPLE = {"erf", "erfinv", "log2", "asinh", "atan2", "fmod", "remainder", "floor_divide",
                "round", "round_decimals", "lerp", "addcmul", "xlogy", "nan_to_num", "isclose",
                "isinf", "logical_xor", "bitwise_and", "bitwise_left_shift", "bitwise_not",
-               "copysign", "fmax"}
+               "copysign", "fmax", "tan", "logit", "polygamma"}
 
 
 # Rows whose derivative is a constant zero (PyTorch's zeros_like(grad)).
@@ -534,6 +566,10 @@ def special_values(dtype):
 # whether an element takes its vectorized loop or its scalar tail (vmaxps
 # returns the second operand, std::max the first): only the zero is checked.
 QUOTIENT_OVERFLOW_NAN = {"fmod", "remainder"}
+# At digamma's poles (the negative integers) PyTorch's trigamma reflects with
+# sin(pi x) of the rounded product, a few ulp from zero: its "gradient" there is
+# rounding noise (16.1 at -1e30 in float32); nbgrad reflects exactly (inf).
+POLE_NOISE = {"digamma"}
 TIE_SIGN_FREE = {"maximum", "minimum", "clamp", "clamp_min", "clamp_max", "fmax", "fmin"}
 
 
@@ -621,6 +657,11 @@ def test_special_values_match_torch(row, dtype, upstream):
                 keep = torch.tensor(~(np.isinf(a / b) & np.isfinite(a) & (b != 0)))
             got, want = nbgrad.tensor(got.detach().numpy()[keep.numpy()]), want.detach()[keep]
             shown = [np.asarray(c)[keep.numpy()] for c in shown]
+        if row.name in POLE_NOISE and k > 0:
+            a = np.asarray(columns[0], dtype.numpy)
+            keep = ~((a < 0) & (a == np.trunc(a)))
+            got, want = nbgrad.tensor(got.detach().numpy()[keep]), want.detach()[torch.tensor(keep)]
+            shown = [np.asarray(c)[keep] for c in shown]
         assert_same_specials(got, want, dtype, shown,
                              signed_zeros=k > 0 or row.name not in TIE_SIGN_FREE)
 
@@ -831,7 +872,7 @@ def test_backward_matches_torch(row, data, device):
         assert (g is None) == (w is None), f"input {k}: grad {g} but torch's {w}"
         if g is not None:
             assert dtype_name(g.dtype) == dtype_name(w.dtype) and g.device == out.device
-            assert_close(g, w, dtype=case.precision)
+            assert_grad_close(row, g, w, case)
 
 
 @pytest.mark.parametrize("row", DIFFERENTIABLE, ids=_ids(DIFFERENTIABLE))
@@ -968,7 +1009,7 @@ def test_inplace_variant_matches_torch(row, data, device):
     for k, (g, w) in enumerate(zip(grads, want_grads)):
         assert (g is None) == (w is None), f"input {k}: grad {g} but torch's {w}"
         if g is not None:
-            assert_close(g, w, dtype=case.precision)
+            assert_grad_close(row, g, w, case)
 
 
 AUGMENTED = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv}
