@@ -640,6 +640,10 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         """``t.T``: the dimensions in reverse order."""
+    def as_strided(self, size, stride, storage_offset=None) -> Tensor:
+        """A view of ``input``'s storage with the given ``size`` and ``stride`` (in elements), starting ``storage_offset`` elements into the storage (by default, where ``input`` starts)."""
+    def as_strided_(self, size, stride, storage_offset=None) -> Tensor:
+        """``as_strided_(size, stride, storage_offset=None)``: ``self`` becomes ``as_strided(self, size, stride, storage_offset)``."""
     def broadcast_to(self, size) -> Tensor:
         """broadcast_to(input, size) -> Tensor (``expand``)"""
     def chunk(self, chunks, dim=0) -> tuple:
@@ -689,16 +693,26 @@ class Tensor:
         """split_with_sizes(input, split_sizes, dim=0) -> tuple of Tensors"""
     def squeeze(self, dim=None) -> Tensor:
         """A view without the dimensions of size 1 (or just ``dim``)."""
+    def squeeze_(self, dim=None) -> Tensor:
+        """``squeeze_(dim=None)``: in-place ``squeeze``: size-1 dims (of ``dim``) removed."""
     def swapaxes(self, axis0, axis1) -> Tensor:
         """swapaxes(input, axis0, axis1) -> Tensor (``transpose``)"""
+    def swapaxes_(self, dim0, dim1) -> Tensor:
+        """``swapdims_(dim0, dim1)`` (``swapaxes_``): in-place ``transpose``."""
     def swapdims(self, dim0, dim1) -> Tensor:
         """swapdims(input, dim0, dim1) -> Tensor (``transpose``)"""
+    def swapdims_(self, dim0, dim1) -> Tensor:
+        """``swapdims_(dim0, dim1)`` (``swapaxes_``): in-place ``transpose``."""
     def t(self) -> Tensor:
         """The transpose of a matrix (a view)."""
+    def t_(self) -> Tensor:
+        """``t_()``: in-place ``t``: a matrix transposed (<= 2 dims)."""
     def tile(self, *args, dims=None) -> Tensor:
         """``repeat`` with ``dims`` padded with leading ones to the tensor's rank."""
     def transpose(self, dim0, dim1) -> Tensor:
         """A view with dimensions ``dim0`` and ``dim1`` swapped."""
+    def transpose_(self, dim0, dim1) -> Tensor:
+        """``transpose_(dim0, dim1)``: in-place ``transpose``: two dims swapped."""
     def tril(self, diagonal=0) -> Tensor:
         """A copy with the elements above the diagonal ``diagonal`` of the last two dimensions zeroed."""
     def tril_(self, diagonal=0) -> Tensor:
@@ -713,6 +727,8 @@ class Tensor:
         """The view with dimension ``dim`` split into ``sizes`` (one may be -1)."""
     def unsqueeze(self, dim) -> Tensor:
         """A view with a dimension of size 1 inserted at ``dim``."""
+    def unsqueeze_(self, dim) -> Tensor:
+        """``unsqueeze_(dim)``: in-place ``unsqueeze``: ``self`` gains a size-1 dim at ``dim``."""
     def view(self, *shape) -> Tensor:
         """A view with shape ``shape`` of the same memory."""
     def view_as(self, other) -> Tensor:

@@ -154,6 +154,10 @@ _TENSOR = {
     },
     "views": {
         "T": ("Tensor", "The view with the dimensions reversed."),
+        "as_strided": ("Tensor", None), "as_strided_": ("Tensor", None),
+        "unsqueeze_": ("Tensor", None), "squeeze_": ("Tensor", None), "t_": ("Tensor", None),
+        "transpose_": ("Tensor", None), "swapdims_": ("Tensor", None),
+        "swapaxes_": ("Tensor", None),
         "expand": ("Tensor", "A view with dimensions of size 1 broadcast to ``sizes``."),
         "expand_as": ("Tensor", "``self.expand(other.size())``."),
         "flatten": ("Tensor", "Dimensions ``start_dim`` to ``end_dim`` as one (a view where "

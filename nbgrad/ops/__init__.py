@@ -16,6 +16,7 @@ from . import interop, sampling  # noqa: F401,E402  (issue 15 items 7, 9: intero
 from . import aliases, distances, new_tensors  # noqa: F401,E402  (absolute, cdist, new_zeros, ...)
 from . import everyday_math, everyday_shapes, everyday_writes, quantiles  # noqa: F401,E402  (issue 15 breadth)
 from . import special_functions  # noqa: F401,E402  (mvlgamma; torch.special's composites)
+from . import inplace_views  # noqa: F401,E402  (unsqueeze_, t_, as_strided_, ...)
 from .elementwise import apply, apply_inplace
 
 

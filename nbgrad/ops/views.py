@@ -59,19 +59,26 @@ class _ChainedView:
 
 def make_view(self, op_name, view_fn, inverse):
     """A tensor over ``view_fn(self's array)`` sharing storage and version counter."""
-    out = Tensor._wrap(view_fn(self._data), self.dtype, self._backend)
+    if self._base is None:
+        return _view(self, view_fn(self._data), self, view_fn,
+                     lambda: ShapeBackward(self, op_name, inverse))
+    return _view(self, view_fn(self._data), self._base, _ChainedView(self._view_fn, view_fn),
+                 lambda: ShapeBackward(self, op_name, inverse))
+
+
+def _view(self, data, base, view_fn, node):
+    """``data``, a view of ``self``'s storage, as a view of ``base``
+    (``view_fn(base's array)`` re-derives it), its history ``node()``."""
+    out = Tensor._wrap(data, self.dtype, self._backend)
     out._version_counter = self._version_counter
     out._view_version = self._version_counter.value
-    if self._base is None:
-        out._base, out._view_fn = self, view_fn
-    else:
-        out._base, out._view_fn = self._base, _ChainedView(self._view_fn, view_fn)
+    out._base, out._view_fn = base, view_fn
     recording = grad_mode.is_grad_enabled()
     out._view_no_grad = not recording or self._view_no_grad  # CreationMeta.NO_GRAD_MODE
     if self._multi_view is not None:  # CreationMeta.MULTI_OUTPUT_NODE, propagated
         out._multi_view = 0
     if recording and self.requires_grad:
-        out._grad_fn = ShapeBackward(self, op_name, inverse)
+        out._grad_fn = node()
     return out
 
 
@@ -372,3 +379,94 @@ def scatter_into_view(self, view_fn, base_shape):
 
 def _recording(t):
     return grad_mode.is_grad_enabled() and t.requires_grad
+
+
+# -- as_strided: a view of the storage itself ---------------------------------------------------
+def _storage_positions(shape, strides, offset):
+    """The storage position of each element of a view, in C order (int64)."""
+    index = np.full((), offset, np.int64)
+    for n, stride in zip(shape, strides):
+        index = index[..., None] + np.arange(n, dtype=np.int64) * stride
+    return index.reshape(-1)
+
+
+def _element_strides(a):
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def _storage_size(root):
+    """Elements of storage behind a base's array (its data pointer is the storage's start)."""
+    if root.size == 0:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(root.shape, _element_strides(root)))
+
+
+class AsStridedViewBackward(Node):
+    """as_strided's backward: the gradient summed into the storage at the view's
+    positions (overlapping elements add up), then read at the input's."""
+
+    __slots__ = ("storage", "view_index", "input_index", "input_shape")
+    op_name = "AsStrided"
+
+    def __init__(self, source, storage, view_index, input_index):
+        super().__init__([source])
+        self.storage, self.view_index, self.input_index = storage, view_index, input_index
+        self.input_shape = source._data.shape
+
+    def backward(self, grad):
+        xp = ops_for(grad)
+        flat = xp.scatter_add_along((self.storage,), self.view_index, xp.reshape(grad, (-1,)), 0)
+        return [xp.reshape(xp.gather_along(flat, self.input_index, 0), self.input_shape)]
+
+
+def _sizes(name, value):
+    if not isinstance(value, (tuple, list)) or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value):
+        raise TypeError(f"as_strided(): argument '{name}' must be tuple of ints, but found "
+                        f"{type(value).__name__}")
+    return tuple(int(v) for v in value)
+
+
+@tensor_op(tangent=dual.LINEAR)
+def as_strided(input, size, stride, storage_offset=None):
+    """as_strided(input, size, stride, storage_offset=None) -> Tensor
+
+    A view of ``input``'s storage with the given ``size`` and ``stride`` (in
+    elements), starting ``storage_offset`` elements into the storage (by
+    default, where ``input`` starts). Elements may overlap; their gradients
+    add up."""
+    size, stride = _sizes("size", size), _sizes("stride", stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"as_strided: Negative sizes are not supported, got sizes: "
+                           f"{list(size)}")
+    root = input if input._base is None else input._base
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    storage = _storage_size(root._data)
+    itemsize = input._data.itemsize
+    needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if needed > storage:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {itemsize} requiring a storage size "
+                           f"of {needed * itemsize} are out of bounds for storage of size "
+                           f"{storage * itemsize}")
+    byte_strides = tuple(s * itemsize for s in stride)
+
+    def view_fn(a):  # a: the base's array, whose data pointer starts the storage
+        backend = backend_of(a)
+        flat = backend.as_strided(a, (storage,), (itemsize,))[offset:]
+        return backend.as_strided(flat, size, byte_strides)
+
+    def node():
+        backend = input._backend
+        view_index = backend.asarray(_storage_positions(size, stride, offset))
+        input_index = backend.asarray(_storage_positions(
+            input._data.shape, _element_strides(input._data), input.storage_offset()))
+        return AsStridedViewBackward(input, storage, view_index, input_index)
+    return _view(input, view_fn(root._data), root, view_fn, node)
