@@ -376,8 +376,10 @@ def scatter_along(a, indices, values, axis, reduce=None):
     if indices.size == 0:
         return
     if (values.__class__ is np.ndarray and values.shape == indices.shape
-            and values.flags.c_contiguous and indices.flags.c_contiguous
             and a.flags.writeable and _plain(a, indices, axis)):
+        # Strided operands (index_select's spread index, a broadcast gradient)
+        # are copied: one pass, far cheaper than the general strided loop.
+        indices, values = np.ascontiguousarray(indices), np.ascontiguousarray(values)
         shape = _three_d(indices.shape, axis, indices.shape[axis])
         dshape = _three_d(a.shape, axis, a.shape[axis])
         kind = "c"
