@@ -31,8 +31,11 @@ DATA = {
     "scalar": np.array(1.5),
     "vec": np.array([0.5, -2.0, 1.5, 3.0, -0.25]),
     "dups": RNG.integers(0, 4, (6, 9)).astype(float),  # many ties: which index is picked
+    # columns of -inf, nan, inf and plain numbers (reductions over dim 0: the column kernels)
+    "specials": np.array([[-np.inf, np.nan, 1.0, np.inf, 0.5], [-np.inf, 1.0, np.inf, 2.0, -1.0],
+                          [-np.inf, 2.0, 3.0, np.inf, 2.0]]),
 }
-DTYPES = {"dups": "float64",
+DTYPES = {"dups": "float64", "specials": "float64",
           "rand": "float64", "rand3": "float64", "ties": "float64", "zeros": "float64",
           "nan": "float64", "int": "int64", "bool": "bool", "scalar": "float64", "vec": "float64"}
 
@@ -112,6 +115,13 @@ CASES = [
     ("logsumexp-large", lambda L, x: (x * 1000).logsumexp(0), "rand", False),
     ("logsumexp-int", lambda L, x: x.logsumexp(0), "int", False),
     ("logsumexp-scalar", lambda L, x: x.logsumexp(0), "scalar", True),
+    ("logsumexp-dim0", lambda L, x: x.logsumexp(0), "rand", True),
+    ("logsumexp-leading", lambda L, x: L.logsumexp(x, (0, 1)), "rand3", True),
+    ("logsumexp-dim0-specials", lambda L, x: x.logsumexp(0), "specials", False),
+    ("var-leading", lambda L, x: L.var(x, (1, 0)), "rand3", True),
+    ("var-dim0-specials", lambda L, x: x.var(0), "specials", False),
+    ("prod-leading", lambda L, x: x.prod(0), "rand3", True),
+    ("prod-dim0-specials", lambda L, x: x.prod(0), "specials", False),
     ("median", lambda L, x: x.median(), "rand", True),
     ("median-ties", lambda L, x: x.median(), "ties", False),
     ("median-dim", lambda L, x: x.median(1), "rand", True),
@@ -196,7 +206,7 @@ def test_gradients_by_finite_differences(fn, key):
     assert gradgradcheck(first, (x,))
 
 
-FLOAT32 = ["prod-dim", "var-dim", "std", "logsumexp", "median-dim", "norm", "norm-p3",
+FLOAT32 = ["prod-dim", "var-dim", "std", "logsumexp", "logsumexp-dim0", "var-leading", "median-dim", "norm", "norm-p3",
            "nanmean-rand", "aminmax"]
 
 

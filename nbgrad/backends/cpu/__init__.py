@@ -346,11 +346,16 @@ def reduce_prod(a, axis=None, keepdims=False, dtype=None):
     if dtype is None and a.dtype.kind in "biu":
         dtype = np.int64
     axes = _trailing_axes(a, axis)
-    lines = statistics_kernels.rows(a, axes) if dtype is None or dtype == a.dtype else None
-    if lines is None:
-        with np.errstate(all="ignore"):
-            return np.asarray(np.prod(a, axis=axis, keepdims=keepdims, dtype=dtype))
-    return statistics_kernels.prod(lines).reshape(_reduced_shape(a.shape, axes, keepdims))
+    if dtype is None or dtype == a.dtype:
+        shape = _reduced_shape(a.shape, axes, keepdims)
+        lines = statistics_kernels.rows(a, axes)
+        if lines is not None:
+            return statistics_kernels.prod(lines).reshape(shape)
+        table = statistics_kernels.columns(a, axes)
+        if table is not None:
+            return statistics_kernels.prod_columns(table).reshape(shape)
+    with np.errstate(all="ignore"):
+        return np.asarray(np.prod(a, axis=axis, keepdims=keepdims, dtype=dtype))
 
 
 def _trailing_axes(a, axis):
@@ -367,21 +372,25 @@ def _reduced_shape(shape, axes, keepdims):
 
 
 def fused_var(x, axes, dof):
-    """The variance over ``axes`` divided by ``dof`` in one compiled pass per
-    row, where they are ``x``'s trailing axes (C-contiguous floats); else None."""
+    """The variance over ``axes`` divided by ``dof`` in compiled passes, where
+    they are ``x``'s trailing or leading axes (C-contiguous floats); else None."""
+    shape = _reduced_shape(x.shape, axes, False)
     lines = statistics_kernels.rows(x, axes)
-    if lines is None:
-        return None
-    return statistics_kernels.var(lines, dof).reshape(_reduced_shape(x.shape, axes, False))
+    if lines is not None:
+        return statistics_kernels.var(lines, dof).reshape(shape)
+    table = statistics_kernels.columns(x, axes)  # leading axes: by columns
+    return None if table is None else statistics_kernels.var_columns(table, dof).reshape(shape)
 
 
 def fused_logsumexp(x, axes):
-    """logsumexp over ``axes`` in one compiled pass per row, where they are
-    ``x``'s trailing axes (C-contiguous floats); else None."""
+    """logsumexp over ``axes`` in compiled passes, where they are ``x``'s
+    trailing or leading axes (C-contiguous floats); else None."""
+    shape = _reduced_shape(x.shape, axes, False)
     lines = statistics_kernels.rows(x, axes)
-    if lines is None:
-        return None
-    return statistics_kernels.logsumexp(lines).reshape(_reduced_shape(x.shape, axes, False))
+    if lines is not None:
+        return statistics_kernels.logsumexp(lines).reshape(shape)
+    table = statistics_kernels.columns(x, axes)  # leading axes: by columns
+    return None if table is None else statistics_kernels.logsumexp_columns(table).reshape(shape)
 
 
 # -- issue 15: gathers, scatters, sorting and selection (backends/cpu/indexing.py, sorting.py)

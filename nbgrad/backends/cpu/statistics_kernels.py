@@ -1,10 +1,12 @@
-"""Fused reductions over the trailing axes of a C-contiguous array, as
-compiled loops: product, variance (two passes: the mean, then the squared
-deviations, both summed in float64) and logsumexp (the maximum, then the sum
-of the shifted exponentials, with nbgrad's vectorizable exp). Seen as (rows,
-n): one row per output element, rows shared among threads when there are
-several; one long row (a full reduction) is cut into chunks per thread for
+"""Fused reductions over the trailing (or the leading) axes of a C-contiguous
+array, as compiled loops: product, variance (two passes: the mean, then the
+squared deviations, both summed in float64) and logsumexp (the maximum, then
+the sum of the shifted exponentials, with nbgrad's vectorizable exp). Seen as
+(rows, n): one row per output element, rows shared among threads when there
+are several; one long row (a full reduction) is cut into chunks per thread for
 the variance and logsumexp, and read in one vectorized pass for the product.
+Over leading axes, as (m, n) reduced over m: blocks of columns, each read row
+by row (logsumexp over dim 0 of 64 x 128: 0.37 -> 1.8 of PyTorch's time).
 
 Where they apply (``rows``: the trailing axes of a C-contiguous float array)
 they replace a chain of NumPy calls and elementwise kernels: 2-4x less time
@@ -96,6 +98,63 @@ def logsumexp_rows{suffix}(x, tops, out, zero):
             out[r] = math.log(_exp_sum(x[r], 0, n, top)) + top
 '''
 
+# Over the leading axes, as (m, n) reduced over m: column blocks (threads
+# share them), each read row by row so the inner loop runs along memory.
+_COLUMNS = '''
+@numba.njit(cache=True, nogil=True{parallel})
+def prod_columns{suffix}(x, out, one, block):
+    m, n = x.shape
+    for b in {loop}((n + block - 1) // block):
+        lo, hi = b * block, min(n, (b + 1) * block)
+        acc = np.full(hi - lo, one)  # (a new array: no aliasing with x, so it vectorizes)
+        for i in range(m):
+            row = x[i, lo:hi]
+            for j in range(hi - lo):
+                acc[j] *= row[j]
+        out[lo:hi] = acc
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy"{parallel})
+def var_columns{suffix}(x, out, dof, block):
+    m, n = x.shape
+    for b in {loop}((n + block - 1) // block):
+        lo, hi = b * block, min(n, (b + 1) * block)
+        mean = np.zeros(hi - lo, np.float64)
+        for i in range(m):
+            row = x[i, lo:hi]
+            for j in range(hi - lo):
+                mean[j] += row[j]
+        for j in range(hi - lo):
+            mean[j] /= m
+        acc = np.zeros(hi - lo, np.float64)
+        for i in range(m):
+            row = x[i, lo:hi]
+            for j in range(hi - lo):
+                d = row[j] - mean[j]
+                acc[j] += d * d
+        for j in range(hi - lo):
+            out[lo + j] = acc[j] / dof
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy"{parallel})
+def logsumexp_columns{suffix}(x, tops, out, zero, block):
+    m, n = x.shape
+    for b in {loop}((n + block - 1) // block):
+        lo, hi = b * block, min(n, (b + 1) * block)
+        shift = np.empty(hi - lo, x.dtype)
+        for j in range(hi - lo):
+            t = tops[lo + j]
+            shift[j] = zero if (math.isinf(t) or t != t) else t  # (as the rows' kernel)
+        acc = np.zeros(hi - lo, np.float64)
+        for i in range(m):
+            row = x[i, lo:hi]
+            for j in range(hi - lo):
+                acc[j] += _exp(row[j] - shift[j])
+        for j in range(hi - lo):
+            t = tops[lo + j]
+            out[lo + j] = t if t != t else math.log(acc[j]) + shift[j]
+'''
+
 _CHUNKED = '''
 @numba.njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def var_all(x, dof, chunks):
@@ -129,6 +188,7 @@ def _source():
     parts = [_SOURCE, _CHUNKED]
     for suffix, loop, parallel in (("", "range", ""), ("_parallel", "prange", ", parallel=True")):
         parts.append(_VARIANTS.format(suffix=suffix, loop=loop, parallel=parallel))
+        parts.append(_COLUMNS.format(suffix=suffix, loop=loop, parallel=parallel))
     return "\n".join(parts)
 
 
@@ -151,6 +211,47 @@ def rows(x, axes):
     if tuple(axes) != tuple(range(ndim - count, ndim)):
         return None
     return x.reshape(-1, math.prod(x.shape[ndim - count:]))
+
+
+def columns(x, axes):
+    """``x`` as (m, n) when ``axes`` are its leading axes (not all of them), it
+    is C-contiguous and of float32/float64; else None."""
+    if x.dtype.char not in "fd" or not x.flags.c_contiguous or not x.size:
+        return None
+    count = len(axes)
+    if count >= x.ndim or tuple(axes) != tuple(range(count)):
+        return None
+    return x.reshape(math.prod(x.shape[:count]), -1)
+
+
+_BLOCK = 512  # columns per block: a few KiB of accumulators, in cache
+
+
+def _column_kernel(name, table):
+    parallel = table.size >= PARALLEL_THRESHOLD and table.shape[1] > _BLOCK
+    return getattr(kernels(), name + ("_parallel" if parallel else ""))
+
+
+def prod_columns(table):
+    """The product of each column (in its dtype), 1-D."""
+    out = np.empty(table.shape[1], table.dtype)
+    _column_kernel("prod_columns", table)(table, out, table.dtype.type(1), _BLOCK)
+    return out
+
+
+def var_columns(table, dof):
+    """The variance of each column divided by ``dof`` (0: inf or NaN), 1-D."""
+    out = np.empty(table.shape[1], table.dtype)
+    _column_kernel("var_columns", table)(table, out, float(dof), _BLOCK)
+    return out
+
+
+def logsumexp_columns(table):
+    """log(sum(exp(column))) of each column, shifted by its maximum, 1-D."""
+    out = np.empty(table.shape[1], table.dtype)
+    tops = np.max(table, axis=0)
+    _column_kernel("logsumexp_columns", table)(table, tops, out, table.dtype.type(0), _BLOCK)
+    return out
 
 
 def _long(lines):
