@@ -957,3 +957,69 @@ def test_erf_cuda_device_functions_are_libdevices(monkeypatch):
             body = [ln for ln in ptx.splitlines() if not ln.strip().startswith("//")]
             assert not any(re.match(r"\s*call\b", ln) for ln in body), name
             assert (ty == numba.float32) != any(".f64" in ln for ln in body), name
+
+
+# --------------------------------------------------------------------------
+# tan (float32: one reduction, sin / cos in double) and the gamma family
+# --------------------------------------------------------------------------
+def _tan_samples(rng, n=1 << 17):
+    """Random bit patterns, a dense sweep, the floats around multiples of pi/2
+    (the poles and zeros) and the special values."""
+    bits = rng.integers(0, 2 ** 32 - 1, n, dtype=np.uint32, endpoint=True).view(np.float32)
+    dense = np.linspace(-20.0, 20.0, n).astype(np.float32)
+    k = np.arange(-2000, 2000, dtype=np.float64)
+    poles = ordered_view_add((k * (np.pi / 2)).astype(np.float32), np.arange(-2, 3)).ravel()
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 2.0 ** 30, 3.4e38], np.float32)
+    return np.concatenate([bits, dense, poles, specials])
+
+
+def test_tan_float32_accuracy():
+    """Within 0.6 ulp of libm's double tan: sin and cos in double with the
+    float32 polynomials (relative errors near 1e-9), divided and rounded once."""
+    x = _tan_samples(np.random.default_rng(5))
+    got = apply("tan", x)
+    with np.errstate(all="ignore"):
+        ref = np.tan(x.astype(np.float64))
+    err = ulp_error(got, ref, np.float32)
+    assert report("tan float32 vs float64 libm", err, x, got, ref) <= 0.6
+
+
+def test_small_tan_matches_full_range_bit_for_bit():
+    x = _tan_samples(np.random.default_rng(6))
+    x = x[np.abs(x) <= sm.TRIG_SMALL_LIMIT]
+    np.testing.assert_array_equal(apply("tan_small", x), apply("tan", x))
+
+
+def test_tan_float32_loop_vectorizes():
+    assert re.search(r"<\d+ x double>", _loop_ir("tan", np.float32)), "loop was not vectorized"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "polygamma1", "polygamma3"])
+def test_gamma_family_against_pytorch_float64(name, dtype):
+    """Within an ulp or two of PyTorch's float64 result (float32: rounded once
+    from double); the same nans, infinities and signs at the poles and edges."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(-8, 8, 4000), np.exp(rng.uniform(-20, 20, 2000)),
+                        [0.0, -0.0, -1.0, -2.5, 1.0, 2.0, 10.0, np.inf, -np.inf, np.nan,
+                         1.4616321449683622, 1e17, 1e30]]).astype(dtype)
+    if name.startswith("polygamma"):
+        n = int(name[-1])
+        got = apply_pow(sm.polygamma, np.full(x.shape, n), x).astype(dtype)
+        ref = torch.polygamma(n, torch.from_numpy(x.astype(np.float64))).numpy()
+    else:
+        got = apply(name, x)
+        ref = getattr(torch, name)(torch.from_numpy(x.astype(np.float64))).numpy()
+    assert got.dtype == dtype
+    finite = np.isfinite(ref) & (np.abs(ref) > 1e-300)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(got[~finite & ~np.isnan(ref)], ref[~finite & ~np.isnan(ref)])
+    poles = (x < 0) & (x == np.trunc(x))  # PyTorch's values next to them are rounding noise
+    keep = finite & ~poles & (np.abs(x) < 1e15)
+    rtol = 2.5 * np.finfo(dtype).eps if dtype == np.float32 else 1e-13
+    # Below 0, PyTorch reflects with sin(pi x) of the rounded product pi x, nbgrad
+    # with the exact fraction of x: near a pole they part by the rounding of pi x.
+    near = keep & (x < 0)
+    np.testing.assert_allclose(got[keep & ~near], ref[keep & ~near], rtol=rtol, atol=0)
+    np.testing.assert_allclose(got[near], ref[near], rtol=max(rtol, 1e-10), atol=0)
