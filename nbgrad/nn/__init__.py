@@ -24,7 +24,7 @@ from .parameter import Buffer  # noqa: E402
 __all__ += ["ParameterList", "ParameterDict", "Buffer", "utils"]
 
 # -- convolution, pooling, padding, resampling (issue 16, item 3)
-from .conv import Conv1d, ConvTranspose1d, ConvTranspose2d  # noqa: E402
+from .conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: E402
 from .fold import Fold, Unfold  # noqa: E402
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,  # noqa: E402
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
@@ -35,7 +35,7 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,  
                       AdaptiveMaxPool2d, AvgPool1d, MaxPool1d)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 
-__all__ += ["Conv1d", "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold", "CircularPad1d",
+__all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Fold", "Unfold", "CircularPad1d",
             "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
             "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
             "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",

@@ -1,4 +1,5 @@
-"""Grouped, 1-D and transposed convolutions as one autograd primitive.
+"""Grouped, 1-D and transposed convolutions as one autograd primitive (3-D ones
+composed of 2-D ones, see the end).
 
 Every case runs on the 2-D im2col machinery of ``nbgrad.ops.nn_arrays``: a
 1-D convolution is a 2-D one over an (N, C, 1, L) view, ``groups`` splits the
@@ -9,11 +10,13 @@ forward (for the input) and weight gradient. The three steps are written
 once against ``ops_for`` (raw arrays or taped Tensors), so gradients can be
 differentiated again.
 """
+from .. import creation
 from ..ops.arrays import ops_for
 from ..ops.nn_arrays import Windows
 from ..tape import grad_mode
 from ..tape.graph import Node
 from ..tensor import Tensor
+from .padding import pad
 
 
 def _g_blocks(xp, a2, groups):
@@ -245,7 +248,7 @@ def conv(name, input, weight, bias, stride, padding, dilation, groups, dims, tra
     if min(out_pad) < 0:
         raise RuntimeError("negative output_padding is not supported")
     if input.ndim not in (dims + 1, dims + 2) or weight.ndim != dims + 2:
-        kind = {1: ("2D", "3D"), 2: ("3D", "4D")}[dims]
+        kind = {1: ("2D", "3D"), 2: ("3D", "4D"), 3: ("4D", "5D")}[dims]
         raise RuntimeError(f"Expected {kind[0]} (unbatched) or {kind[1]} (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
     batched = input.ndim == dims + 2
@@ -273,7 +276,7 @@ def conv(name, input, weight, bias, stride, padding, dilation, groups, dims, tra
     if transposed:
         for axis, (op, s, d) in enumerate(zip(out_pad, stride, dilation)):
             if op >= s and op >= d:
-                names = ("height", "width") if dims == 2 else ("width",)
+                names = ("depth", "height", "width")[3 - dims:]
                 raise RuntimeError(
                     "output padding must be smaller than either stride or dilation, but got " +
                     " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, out_pad)) + " " +
@@ -317,6 +320,10 @@ def conv(name, input, weight, bias, stride, padding, dilation, groups, dims, tra
         out_sp = tuple((size + p[0] + p[1] - d * (k - 1) - 1) // s + 1 for size, p, d, k, s
                        in zip(spatial, pads, dilation, kernel, stride))
         geo_pads, geo_in, geo_out = pads, spatial, out_sp
+    if dims == 3:
+        by_depth = _transposed_by_depth if transposed else _by_depth
+        out = by_depth(x, weight, bias, stride, pads, dilation, groups, out_pad, out_sp)
+        return out if batched else out.squeeze(0)
     lead = (1,) * (2 - dims)  # a 1-D layer as a 2-D one of height 1
     geo_ch = out_channels if transposed else c
     windows = Windows((n, geo_ch) + lead + geo_in, lead + kernel, lead + stride, lead + dilation,
@@ -327,3 +334,58 @@ def conv(name, input, weight, bias, stride, padding, dilation, groups, dims, tra
     out = convolution(x, weight, bias, x4_shape, w4_shape, windows, groups, transposed,
                       (n, out_channels) + out_sp)
     return out if batched else out.squeeze(0)
+
+
+# ------------------------------------------------ 3-D, as 2-D convolutions by depth
+# A 3-D convolution is the sum over the kernel's depth k of 2-D convolutions:
+# the input's depth slices that offset k reads (every stride-th from k *
+# dilation), as a batch of N * Do images, by the weight's slice k. Its
+# transpose adds each 2-D transposed convolution at the output depths that
+# slice reaches. Composed of taped ops, so every order of gradient, forward
+# mode and every device come with them (the node names are theirs, not
+# PyTorch's ConvolutionBackward).
+def _as_images(t):
+    """(N, C, D, H, W) as (N * D, C, H, W), depth-major."""
+    n, c, d = t.shape[:3]
+    return t.permute(0, 2, 1, 3, 4).reshape(n * d, c, *t.shape[3:])
+
+
+def _from_images(t, n):
+    """(N * D, O, H, W) as (N, O, D, H, W)."""
+    return t.reshape(n, t.shape[0] // n, *t.shape[1:]).permute(0, 2, 1, 3, 4)
+
+
+def _by_depth(x, weight, bias, stride, pads, dilation, groups, out_pad, out_sp):
+    if any(v for p in pads for v in p):
+        x = pad(x, [v for p in reversed(pads) for v in p])
+    n, depth = x.shape[0], out_sp[0]
+    total = None
+    for k in range(weight.shape[2]):
+        start = k * dilation[0]
+        slab = _as_images(x[:, :, start:start + stride[0] * (depth - 1) + 1:stride[0]])
+        y = conv("conv2d", slab, weight[:, :, k], None, stride[1:], 0, dilation[1:], groups, 2)
+        total = y if total is None else total + y
+    out = _from_images(total, n)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1, 1)
+    return out.contiguous()
+
+
+def _transposed_by_depth(x, weight, bias, stride, pads, dilation, groups, out_pad, out_sp):
+    n, depth = x.shape[0], x.shape[2]
+    full = (depth - 1) * stride[0] + dilation[0] * (weight.shape[2] - 1) + 1 + out_pad[0]
+    slab = _as_images(x)
+    total = None
+    for k in range(weight.shape[2]):
+        y = _from_images(conv("conv_transpose2d", slab, weight[:, :, k], None, stride[1:],
+                              [p[0] for p in pads[1:]], dilation[1:], groups, 2, True,
+                              out_pad[1:]), n)
+        at = creation.arange(depth, device=x.device) * stride[0] + k * dilation[0]
+        zeros = creation.zeros(y.shape[0], y.shape[1], full, *y.shape[3:], dtype=y.dtype,
+                               device=x.device)
+        placed = zeros.index_add(2, at, y)
+        total = placed if total is None else total + placed
+    out = total[:, :, pads[0][0]:pads[0][0] + out_sp[0]]
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1, 1)
+    return out.contiguous()

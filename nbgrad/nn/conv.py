@@ -1,5 +1,5 @@
-"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``, as ``torch.nn``'s
-(groups, dilation, ``padding='same'/'valid'``, every ``padding_mode``, ``output_padding``)."""
+"""``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d``, as ``torch.nn``'s (groups,
+dilation, ``padding='same'/'valid'``, every ``padding_mode``, ``output_padding``)."""
 
 from .. import creation
 from . import functional as F
@@ -87,7 +87,7 @@ class _ConvNd(_WeightedLayer):
         return s
 
     def _conv_forward(self, input, weight, bias):
-        fn = F.conv1d if self.dims == 1 else F.conv2d
+        fn = (F.conv1d, F.conv2d, F.conv3d)[self.dims - 1]
         if self.padding_mode != "zeros":
             return fn(_pad(input, self._reversed_padding_repeated_twice, self.padding_mode),
                       weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -112,6 +112,18 @@ class Conv2d(_ConvNd):
     """2-D convolution over (N, C, H, W) or (C, H, W) inputs, as ``torch.nn.Conv2d``."""
 
     dims = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) or (C, D, H, W) inputs, as ``torch.nn.Conv3d``
+    (computed as 2-D convolutions, one per kernel depth)."""
+
+    dims = 3
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
@@ -154,7 +166,7 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(output_size[d] - smallest[d] for d in range(n))
 
     def forward(self, input, output_size=None):
-        fn = F.conv_transpose1d if self.dims == 1 else F.conv_transpose2d
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self.dims - 1]
         return fn(input, self.weight, self.bias, self.stride, self.padding,
                   self._output_padding(input, output_size), self.groups, self.dilation)
 
@@ -171,4 +183,10 @@ class ConvTranspose2d(_ConvTransposeNd):
     dims = 2
 
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution, as ``torch.nn.ConvTranspose3d``."""
+
+    dims = 3
+
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]

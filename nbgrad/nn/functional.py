@@ -162,6 +162,19 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd.conv("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation) of ``input`` (N, C, D, H, W) or (C, D, H, W)
+    with ``weight`` (O, C/groups, kd, kh, kw)."""
+    return _convnd.conv("conv3d", input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 3-D convolution; ``weight`` (C, O/groups, kd, kh, kw)."""
+    return _convnd.conv("conv_transpose3d", input, weight, bias, stride, padding, dilation,
+                        groups, 3, True, output_padding)
+
+
 @tangent_rule()  # forward mode: the Jacobian-vector product from its backward
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):

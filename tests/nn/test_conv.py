@@ -128,6 +128,19 @@ LAYERS = {
     "convT2d-output-padding-past-padding": (
         lambda L: L.nn.ConvTranspose2d(2, 2, 3, stride=3, output_padding=2), (1, 2, 3, 2)),
     "convT2d-unbatched": (lambda L: L.nn.ConvTranspose2d(2, 3, 2, stride=2), (2, 3, 3)),
+    # 3-D: composed of 2-D convolutions by depth (their nodes, not ConvolutionBackward)
+    "conv3d": (lambda L: L.nn.Conv3d(2, 3, (3, 2, 3), stride=(2, 1, 1), padding=(1, 0, 2)),
+               (2, 2, 6, 5, 4)),
+    "conv3d-groups-dilation-same": (
+        lambda L: L.nn.Conv3d(4, 6, 3, dilation=(2, 1, 1), groups=2, padding="same"),
+        (1, 4, 6, 4, 5)),
+    "conv3d-unbatched-replicate": (
+        lambda L: L.nn.Conv3d(2, 2, 2, padding=1, padding_mode="replicate"), (2, 3, 4, 3)),
+    "convT3d": (lambda L: L.nn.ConvTranspose3d(4, 2, (2, 3, 2), stride=(2, 1, 3), padding=1,
+                                               output_padding=(1, 0, 2), groups=2),
+                (2, 4, 3, 4, 3)),
+    "convT3d-dilation-unbatched": (
+        lambda L: L.nn.ConvTranspose3d(2, 3, 2, dilation=(2, 1, 2), bias=False), (2, 2, 3, 2)),
 }
 
 
@@ -149,7 +162,8 @@ def test_conv_layer_matches_torch(name, dtype):
     assert_close(out, tout, dname)
     assert_close(nx.grad, tx.grad, dname)
     assert_grads_match(nm, tm, dname)
-    if len(shape) == len(tm.kernel_size) + 2 and tm.padding_mode == "zeros":
+    if len(shape) == len(tm.kernel_size) + 2 and tm.padding_mode == "zeros" and \
+            len(tm.kernel_size) < 3:
         assert out.grad_fn.name() == "ConvolutionBackward"
 
 
@@ -182,7 +196,12 @@ def test_conv_transpose_output_size_matches_torch():
     (lambda x, w, b: F.conv_transpose1d(x, w, b, 2, 1, 1, 2), [(2, 4, 3), (4, 2, 3), (4,)]),
     (lambda x, w, b: F.conv_transpose2d(x, w, b, (2, 1), 1, (1, 0), 1, (1, 2)),
      [(1, 2, 3, 3), (2, 3, 2, 2), (3,)]),
-], ids=["conv1d-groups", "conv2d-groups-same", "convT1d-groups", "convT2d"])
+    (lambda x, w, b: F.conv3d(x, w, b, (1, 2, 1), 1, (2, 1, 1), 2),
+     [(1, 2, 5, 3, 3), (2, 1, 2, 2, 2), (2,)]),
+    (lambda x, w, b: F.conv_transpose3d(x, w, b, 2, (1, 0, 0), (1, 0, 1)),
+     [(1, 2, 2, 2, 2), (2, 2, 2, 1, 2), (2,)]),
+], ids=["conv1d-groups", "conv2d-groups-same", "convT1d-groups", "convT2d", "conv3d-groups",
+        "convT3d"])
 def test_conv_variants_gradcheck_and_gradgradcheck(fn, shapes):
     rng = np.random.default_rng(5)
     args = tuple(nbgrad.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes)
@@ -206,6 +225,12 @@ CONV_ERRORS = [
     lambda L: L.nn.Conv1d(4, 6, 3, groups=3),
     lambda L: L.nn.Conv2d(2, 4, 3, padding_mode="foo"),
     lambda L: L.nn.ConvTranspose2d(2, 4, 3, padding_mode="reflect"),
+    lambda L: L.nn.functional.conv3d(L.zeros(2, 4, 5, 5, 5), L.zeros(8, 3, 3, 3, 3)),
+    lambda L: L.nn.functional.conv3d(L.zeros(1, 2, 3, 3, 3), L.zeros(4, 2, 1, 1, 1), L.zeros(3)),
+    lambda L: L.nn.functional.conv3d(L.zeros(1, 2, 2, 5, 5), L.zeros(3, 2, 3, 3, 3)),
+    lambda L: L.nn.functional.conv_transpose3d(L.zeros(1, 2, 2, 2, 2), L.zeros(2, 3, 3, 3, 3),
+                                               stride=2, output_padding=2),
+    lambda L: L.nn.ConvTranspose3d(2, 4, 3, padding_mode="circular"),
 ]
 
 
@@ -215,7 +240,8 @@ def test_conv_errors_match_torch(fn):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-@pytest.mark.parametrize("name", ["conv1d-groups-dilation-same", "conv2d-reflect", "convT2d"])
+@pytest.mark.parametrize("name", ["conv1d-groups-dilation-same", "conv2d-reflect", "convT2d",
+                                  "conv3d", "convT3d"])
 def test_conv_variants_on_the_device_match_torch(name, dtype, device):
     make, shape = LAYERS[name]
     x = np.random.default_rng(2).standard_normal(shape)
