@@ -416,6 +416,16 @@ class Backend(Protocol):
         batch shape: 0, 1 for a matrix with a NaN, 2 where the algorithm
         failed (the results are then None)."""
 
+    def ctc_loss(self, log_probs, targets, input_lengths, target_lengths, blank):
+        """``(nll, log_alpha)``: the CTC loss of each sequence (N,) of ``log_probs``
+        (T, N, C) and its forward variables (opaque, for ``ctc_loss_backward``);
+        ``targets`` (N, S) and the lengths (N,) are host int64 arrays, checked."""
+
+    def ctc_loss_backward(self, grad, log_probs, targets, input_lengths, target_lengths, blank,
+                          nll, log_alpha, zero_infinity):
+        """PyTorch's gradient (T, N, C) of ``sum(grad * nll)`` in ``log_probs``
+        (zero for a sequence of infinite loss with ``zero_infinity``)."""
+
     def fused_var(self, x, axes, dof):
         """The sum of squared deviations from the mean over ``axes``, divided by
         ``dof``, in one pass per row (reduced dims removed); or None."""

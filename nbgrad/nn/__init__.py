@@ -48,7 +48,7 @@ from .activation import (CELU, ELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,
                          LeakyReLU, LogSigmoid, Mish, PReLU, ReLU6, SiLU, Softmax2d, Softmin,
                          Softplus, Softsign, Tanhshrink, Threshold)
 from .embedding import Embedding, EmbeddingBag  # noqa: E402
-from .loss import (BCELoss, CosineEmbeddingLoss, GaussianNLLLoss, HuberLoss,  # noqa: E402
+from .loss import (BCELoss, CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss,  # noqa: E402
                    KLDivLoss, L1Loss, MarginRankingLoss, MultiLabelSoftMarginLoss,
                    PoissonNLLLoss, SmoothL1Loss, TripletMarginLoss)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,  # noqa: E402
@@ -62,7 +62,7 @@ __all__ += ["SiLU", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Softsign", 
             "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "L1Loss",
             "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss", "PoissonNLLLoss",
             "GaussianNLLLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
-            "MultiLabelSoftMarginLoss"]
+            "MultiLabelSoftMarginLoss", "CTCLoss"]
 
 # -- recurrent and attention layers (issue 16, item 4)
 from .attention import MultiheadAttention  # noqa: E402

@@ -393,4 +393,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss",
-           "margin_ranking_loss", "triplet_margin_loss", "multilabel_soft_margin_loss"]
+           "margin_ranking_loss", "triplet_margin_loss", "multilabel_soft_margin_loss",
+           "ctc_loss"]
+
+
+from ._ctc import ctc_loss  # noqa: E402  (its own module: the loss is a dynamic programme)

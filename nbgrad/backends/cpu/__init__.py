@@ -14,7 +14,7 @@ from .. import layout
 from . import elementwise, loops, memory, softmax_kernels, updates
 from .recurrent import (gru_cell_backward, gru_cell_forward, lstm_cell_backward,  # noqa: F401
                         lstm_cell_forward, rnn_cell_backward, rnn_cell_forward)
-from . import linalg, scans, selection, statistics_kernels  # issue 15 (see the end)
+from . import ctc, linalg, scans, selection, statistics_kernels  # issue 15 (see the end)
 from . import indexing, sorting  # issue 15: gathers, scatters, sorting
 from . import normalization  # issue 16: fused normalization kernels
 from . import convolution  # issue 16: one-pass im2col/col2im
@@ -338,6 +338,8 @@ linalg_inv = linalg.linalg_inv
 linalg_solve = linalg.linalg_solve
 linalg_det = linalg.linalg_det
 linalg_svd = linalg.linalg_svd
+ctc_loss = ctc.ctc_loss  # (issue 16: CTCLoss)
+ctc_loss_backward = ctc.ctc_loss_backward
 
 
 def reduce_prod(a, axis=None, keepdims=False, dtype=None):

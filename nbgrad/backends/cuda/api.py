@@ -340,6 +340,8 @@ linalg_inv = linalg.linalg_inv
 linalg_solve = linalg.linalg_solve
 linalg_det = linalg.linalg_det
 linalg_svd = linalg.linalg_svd
+ctc_loss = linalg.ctc_loss  # (issue 16: CTCLoss, host-staged as the solvers)
+ctc_loss_backward = linalg.ctc_loss_backward
 
 
 def fused_var(x, axes, dof):
