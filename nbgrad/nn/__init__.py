@@ -49,8 +49,10 @@ from .activation import (CELU, ELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,
                          Softplus, Softsign, Tanhshrink, Threshold)
 from .embedding import Embedding, EmbeddingBag  # noqa: E402
 from .loss import (BCELoss, CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HuberLoss,  # noqa: E402
-                   KLDivLoss, L1Loss, MarginRankingLoss, MultiLabelSoftMarginLoss,
-                   PoissonNLLLoss, SmoothL1Loss, TripletMarginLoss)
+                   HingeEmbeddingLoss, KLDivLoss, L1Loss, MarginRankingLoss,
+                   MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+                   TripletMarginWithDistanceLoss)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,  # noqa: E402
                             InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm,
                             LocalResponseNorm, RMSNorm)
@@ -62,7 +64,8 @@ __all__ += ["SiLU", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Softsign", 
             "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "L1Loss",
             "SmoothL1Loss", "HuberLoss", "BCELoss", "KLDivLoss", "PoissonNLLLoss",
             "GaussianNLLLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
-            "MultiLabelSoftMarginLoss", "CTCLoss"]
+            "MultiLabelSoftMarginLoss", "CTCLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+            "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
 
 # -- recurrent and attention layers (issue 16, item 4)
 from .attention import MultiheadAttention  # noqa: E402

@@ -15,12 +15,15 @@ compositions of ops, so their graphs match PyTorch's.
 import math
 import warnings
 
-from .. import dtypes
+import numpy as np
+
+from .. import creation, dtypes
 from ..backends import backend_of
-from ..declarations import loss_table
+from ..declarations import loss_table, op_table
 from ..declarations.derivation import derivative_row
 from ..ops.arrays import ops_for
 from ..ops.dual import tangent_rule
+from ..ops.registry import FUNCTIONS
 from ..tape import grad_mode
 from ..tape.graph import Node
 from ..tensor import Tensor
@@ -391,10 +394,118 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+_WHERE = op_table.BY_NAME["where"]
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``input`` where the target is 1, ``max(0, margin - input)`` where it is -1
+    (PyTorch's composition: other targets add both)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    zeros = input * 0.0
+    output = (_WHERE(target != 1, (margin - input).clamp_min(0.0), zeros)
+              + _WHERE(target != -1, input, zeros))
+    return _reduce(output, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-target * input))``, elementwise."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return _reduce((-input * target).exp().log1p(), reduction)
+
+
+def _class_rows(name, input, target):
+    """(N, C) input and (N,) target of a multi-class margin loss (unbatched: N = 1)."""
+    if input.ndim > 2 or target.ndim > 1:
+        raise RuntimeError(f"{name}: Expected non-empty vector or matrix with optional 0-dim "
+                           f"batch size, but got: {list(input.shape)}")
+    rows = input.reshape(1, -1) if input.ndim < 2 else input
+    return rows, target.reshape(-1)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """``sum over i != y of max(0, margin - x[y] + x[i])**p (* weight[y]) / C`` per sample."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    rows, labels = _class_rows("multi_margin_loss", input, target)
+    n, classes = rows.shape
+    if labels.shape[0] != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{n}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
+        raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
+                           f"{list(weight.shape)}")
+    if labels.numel() and bool(((labels < 0) | (labels >= classes)).any()):
+        raise RuntimeError("target out of range")
+    labels = labels.long()
+    z = (margin - rows.gather(1, labels.unsqueeze(1)) + rows).clamp_min(0.0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight[labels].unsqueeze(1)
+    own = labels.unsqueeze(1) == creation.arange(classes, device=input.device)
+    loss = _WHERE(own, z * 0.0, z).sum(1) / classes
+    return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``sum over target labels j and other classes i of max(0, 1 - (x[j] - x[i])) / C``;
+    each row of ``target`` lists its labels up to the first -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    rows = input.reshape(1, -1) if input.ndim < 2 else input
+    labels = target.reshape(1, -1) if target.ndim < 2 else target
+    if tuple(labels.shape) != tuple(rows.shape) or input.ndim > 2:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    n, classes = rows.shape
+    listed = labels.cpu().numpy().astype(np.int64)
+    valid = np.cumprod(listed != -1, axis=1).astype(bool)  # the labels before the first -1
+    if ((listed < 0) | (listed >= classes))[valid].any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    positions = np.where(valid, listed, 0)
+    is_target = np.zeros((n, classes), bool)
+    is_target[np.nonzero(valid)[0], listed[valid]] = True
+    device = input.device
+    x_j = rows.gather(1, creation.tensor(positions, device=device))  # (N, K)
+    pairs = (1.0 - x_j.unsqueeze(2) + rows.unsqueeze(1)).clamp_min(0.0)  # (N, K, C)
+    keep = creation.tensor(valid[:, :, None] & ~is_target[:, None, :], device=device)
+    loss = _WHERE(keep, pairs, pairs * 0.0).sum((1, 2)) / classes
+    return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with ``distance_function`` (by
+    default the pairwise distance)."""
+    _check_reduction(reduction)
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {a_dim}D, positive "
+                           f"{p_dim}D, and negative {n_dim}D inputs")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    distance = distance_function if distance_function is not None else FUNCTIONS[
+        "pairwise_distance"]
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(distance(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
+
+
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss",
            "margin_ranking_loss", "triplet_margin_loss", "multilabel_soft_margin_loss",
-           "ctc_loss"]
+           "ctc_loss", "hinge_embedding_loss", "soft_margin_loss", "multi_margin_loss",
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 from ._ctc import ctc_loss  # noqa: E402  (its own module: the loss is a dynamic programme)

@@ -459,7 +459,8 @@ def test_cross_entropy_hessian_matches_torch():
 TESTED_OPS = {"l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
               "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss",
               "margin_ranking_loss", "triplet_margin_loss", "multilabel_soft_margin_loss",
-              "mse_loss", "nll_loss", "cross_entropy"}
+              "mse_loss", "nll_loss", "cross_entropy", "hinge_embedding_loss", "soft_margin_loss",
+              "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss"}
 
 _RNG = np.random.default_rng(11)
 _X, _Y = _RNG.standard_normal((4, 3)) * 2, _RNG.standard_normal((4, 3))
@@ -467,6 +468,8 @@ _P, _Q = _RNG.uniform(0.05, 0.95, (4, 3)), _RNG.uniform(0.0, 1.0, (4, 3))
 _V = _RNG.uniform(0.2, 2.0, (4, 3))
 _SIGNS = np.array([1, -1, 1, -1])
 _W = _RNG.uniform(0.5, 2.0, 3)
+_CLASS = np.array([2, 0, 1, 2])
+_LABELS = np.array([[2, 0, -1], [1, -1, 2], [-1, 0, 0], [0, 2, 1]])  # each row up to its -1
 
 # name -> (make(lib, reduction) -> module, inputs, node name of reduction "mean" or None)
 NEW_LOSSES = {
@@ -494,6 +497,27 @@ NEW_LOSSES = {
                         [_X, _Y, _V], None),
     "multilabel": (lambda L, r: L.nn.MultiLabelSoftMarginLoss(L.tensor(_W), reduction=r),
                    [_X, (_Q > 0.5).astype(float)], None),
+    # composed here, one node in PyTorch (MultiMarginLossBackward & co.): no node name compared
+    "hinge": (lambda L, r: L.nn.HingeEmbeddingLoss(0.5, reduction=r),
+              [_X, (np.sign(_Y) * (np.abs(_Y) > 0.3)).astype(np.int64)], None),
+    "soft-margin": (lambda L, r: L.nn.SoftMarginLoss(reduction=r),
+                    [_X, np.sign(_Y).astype(np.int64)], None),
+    "multi-margin": (lambda L, r: L.nn.MultiMarginLoss(reduction=r), [_X, _CLASS], None),
+    "multi-margin-p2-weight": (
+        lambda L, r: L.nn.MultiMarginLoss(p=2, margin=0.6, weight=L.tensor(_W), reduction=r),
+        [_X, _CLASS], None),
+    "multi-margin-unbatched": (lambda L, r: L.nn.MultiMarginLoss(reduction=r),
+                               [_X[0], np.array(_CLASS[0])], None),
+    "multilabel-margin": (lambda L, r: L.nn.MultiLabelMarginLoss(reduction=r), [_X, _LABELS],
+                          None),
+    "multilabel-margin-unbatched": (lambda L, r: L.nn.MultiLabelMarginLoss(reduction=r),
+                                    [_X[3], _LABELS[3]], None),
+    "triplet-distance": (lambda L, r: L.nn.TripletMarginWithDistanceLoss(reduction=r),
+                         [_X, _Y, _V], None),
+    "triplet-distance-swap-fn": (
+        lambda L, r: L.nn.TripletMarginWithDistanceLoss(
+            distance_function=lambda a, b: (a - b).abs().sum(-1), margin=2.0, swap=True,
+            reduction=r), [_X, _Y, _V], None),
 }
 
 
@@ -562,6 +586,20 @@ NEW_LOSS_ERRORS = [
                                                                   L.ones(3))),
     ("gaussian-negative", lambda L: L.nn.functional.gaussian_nll_loss(
         L.ones(2), L.ones(2), -L.ones(2))),
+    ("multi-margin-p", lambda L: L.nn.functional.multi_margin_loss(L.ones(2, 3), L.zeros(2).long(),
+                                                                   p=3)),
+    ("multi-margin-range", lambda L: L.nn.functional.multi_margin_loss(
+        L.ones(2, 3), L.tensor([0, 3]))),
+    ("multi-margin-size", lambda L: L.nn.functional.multi_margin_loss(
+        L.ones(2, 3), L.tensor([0, 1, 1]))),
+    ("multi-margin-weight", lambda L: L.nn.functional.multi_margin_loss(
+        L.ones(2, 3), L.tensor([0, 1]), weight=L.ones(2))),
+    ("multilabel-margin-size", lambda L: L.nn.functional.multilabel_margin_loss(
+        L.ones(2, 3), L.zeros(3, 3).long())),
+    ("multilabel-margin-range", lambda L: L.nn.functional.multilabel_margin_loss(
+        L.ones(2, 3), L.tensor([[3, -1, 0], [0, 1, 2]]))),
+    ("triplet-distance-margin", lambda L: L.nn.functional.triplet_margin_with_distance_loss(
+        L.ones(2, 3), L.ones(2, 3), L.ones(2, 3), margin=0.0)),
 ]
 
 
@@ -579,3 +617,18 @@ def test_new_loss_errors_match_torch(make):
 def test_fused_losses_on_the_device_match_torch(name, device):
     make, inputs, _ = NEW_LOSSES[name]
     run_on_device(lambda m, a, b: m(a, b), lambda L: make(L, "mean"), inputs, DTYPES[0], device)
+
+
+@pytest.mark.parametrize("name", ["hinge", "soft-margin", "multi-margin-p2-weight",
+                                  "multilabel-margin", "triplet-distance-swap-fn"])
+def test_margin_losses_gradcheck(name):
+    make, inputs, _ = NEW_LOSSES[name]
+    args = [nbgrad.tensor(x, requires_grad=x.dtype.kind == "f") for x in inputs]
+    assert gradcheck(make(nbgrad, "sum"), args)
+
+
+@pytest.mark.parametrize("name", ["multi-margin-p2-weight", "multilabel-margin", "hinge"])
+def test_margin_losses_on_the_device_match_torch(name, device):
+    make, inputs, _ = NEW_LOSSES[name]
+    run_on_device(lambda m, *args: m(*args), lambda L: make(L, "mean"), inputs, DTYPES[1],
+                  device)
