@@ -11,7 +11,7 @@ from .tape import grad_mode
 from .tape.grad_mode import SWITCHES, _state as _mode_state
 from .tape.graph import AccumulateGrad, Node, SavedTensor, compile_function, indent
 from .tape.version_counter import VersionCounter
-from .backends import backend_of, cpu, layout
+from .backends import backend_of, cpu, for_device, layout
 from .device import device as _device
 
 
@@ -460,6 +460,13 @@ class Tensor:
         _tensor_backward(self, gradient, retain_graph, create_graph, inputs)
 
     # ------------------------------------------------------------------ aliases
+    def __reduce_ex__(self, protocol):
+        """Pickling (``pickle``, ``copy``, worker processes): the values (a
+        host copy), dtype, device and ``requires_grad``, as PyTorch keeps them;
+        not the history, the gradient, nor memory shared with views."""
+        return (_rebuild_tensor, (self._backend.to_numpy(self._data), str(self.device),
+                                  self.requires_grad))
+
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
@@ -518,6 +525,15 @@ Tensor._from_op = classmethod(compile_function("\n".join([
     *indent(Tensor._result_lines("t", "data", "backend",
                                 "dtype or from_numpy_dtype(data.dtype)", "node", cls="cls")),
     "    return t"]), {"cpu": cpu, "from_numpy_dtype": dtypes.from_numpy_dtype}))
+
+
+def _rebuild_tensor(array, device, requires_grad):
+    """A pickled tensor (``Tensor.__reduce_ex__``) made again, a leaf."""
+    backend = for_device(_device(device))
+    t = Tensor._wrap(backend.asarray(np.array(array, order="C")),  # (0-d stays 0-d)
+                     dtypes.from_numpy_dtype(array.dtype), backend)
+    t._requires_grad = requires_grad
+    return t
 
 
 def _array_hook(hook):

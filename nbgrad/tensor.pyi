@@ -133,6 +133,8 @@ class Tensor:
         """The value of a one-element integer tensor as an index."""
     def __int__(self) -> int:
         """The value of a one-element tensor as an int."""
+    def __reduce_ex__(self, protocol) -> tuple:
+        """Pickling (``pickle``, ``copy``, worker processes): the values (a host copy), dtype, device and ``requires_grad``, as PyTorch keeps them; not the history, the gradient, nor memory shared with views."""
     def __repr__(self) -> str:
         """The tensor as PyTorch prints it."""
     def bool(self) -> Tensor:

@@ -85,6 +85,7 @@ _TENSOR = {
         "__bool__": ("_bool", "The value of a one-element tensor as a bool."),
         "__cuda_array_interface__": ("dict", None),
         "__deepcopy__": ("Tensor", "A copy of a leaf tensor, with its own memory and gradient."),
+        "__reduce_ex__": ("tuple", "Pickling: values, dtype, device and ``requires_grad``."),
         "__float__": ("_float", "The value of a one-element tensor as a float."),
         "__index__": ("int", "The value of a one-element integer tensor as an index."),
         "__int__": ("int", "The value of a one-element tensor as an int."),

@@ -5,6 +5,7 @@ conversions (item, tolist, len, iter, bool, float, int), NumPy interop
 requires_grad_, is_leaf, the grad setter)."""
 import copy
 import os
+import pickle
 import warnings
 
 import numpy as np
@@ -14,7 +15,7 @@ import torch
 import nbgrad
 
 from differential import differential
-from helpers import assert_same_tensor, cuda_only, values
+from helpers import assert_close, assert_same_tensor, cuda_only, values
 
 
 
@@ -404,3 +405,46 @@ def test_data_setter_moves_the_tensor_to_another_device(device):
     assert x.is_cuda and x.device == nbgrad.device("cuda", 0)
     (x * 2).sum().backward()
     assert x.grad.is_cuda and x.grad.tolist() == [2.0, 2.0]
+
+
+# -- pickling (pickle, worker processes, whole-module saves) ---------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_tensors_pickle_as_torch(dtype, device):
+    """Values, dtype, device and requires_grad come back, as a new leaf (a view
+    pickles as its own values; history and .grad are not kept), as in PyTorch."""
+    results = []
+    for lib in (nbgrad, torch):
+        x = lib.tensor(np.arange(12).reshape(3, 4) % 5, dtype=getattr(lib, dtype),
+                       **({"device": device} if lib is nbgrad else {}))
+        if dtype.startswith("float"):
+            x.requires_grad_()
+        results.append([pickle.loads(pickle.dumps(t)) for t in (x, x[1:, ::2], x * 2)])
+    for ours, theirs in zip(*results):
+        assert ours.is_leaf and ours.grad is None
+        assert ours.requires_grad == theirs.requires_grad
+        assert ours.device.type == nbgrad.device(device).type
+        assert_close(ours.detach(), theirs.detach())
+
+
+def test_modules_and_optimizers_pickle_together():
+    """One pickle keeps the optimizer's parameters those of the module; the
+    copy trains on as the original (Parameter and Buffer types, buffers'
+    persistence and the optimizer's state kept)."""
+    model = nbgrad.nn.Sequential(nbgrad.nn.Linear(3, 2), nbgrad.nn.BatchNorm1d(2))
+    model[1].register_buffer("scratch", nbgrad.zeros(2), persistent=False)
+    opt = nbgrad.optim.Adam(model.parameters(), lr=0.1)
+    x = nbgrad.tensor(np.random.default_rng(0).standard_normal((4, 3)), dtype=nbgrad.float32)
+
+    def step(m, o):
+        o.zero_grad()
+        m(x).square().sum().backward()
+        o.step()
+    step(model, opt)
+    model2, opt2 = pickle.loads(pickle.dumps((model, opt)))
+    assert opt2.param_groups[0]["params"][0] is model2[0].weight
+    assert type(model2[0].weight) is nbgrad.nn.Parameter and model2[0].weight.requires_grad
+    assert "scratch" not in model2.state_dict() and "running_mean" in model2[1]._buffers
+    step(model, opt)
+    step(model2, opt2)
+    for a, b in zip(model.parameters(), model2.parameters()):
+        assert_close(a.detach(), b.detach())

@@ -33,6 +33,9 @@ class Parameter(Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 
+    def __reduce_ex__(self, protocol):
+        return Parameter, (self.detach(), self.requires_grad)
+
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
@@ -70,3 +73,11 @@ class Buffer(Tensor):
 
     def __init__(self, data=None, *, persistent=True):  # Tensor.__init__ refuses direct calls
         pass
+
+    def __reduce_ex__(self, protocol):
+        return _buffer, (self.detach(), self.persistent)
+
+
+def _buffer(data, persistent):
+    """A pickled Buffer made again (``Buffer.__reduce_ex__``)."""
+    return Buffer(data, persistent=persistent)

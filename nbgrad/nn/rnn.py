@@ -535,6 +535,8 @@ class RNNBase(Module):
         if hx is not None:
             h0, c0 = self._initial_states(hx, batched, packed)
         self._check_input(x, packed)
+        if not packed and x.shape[0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         if hx is None:
             h0 = creation.zeros(*h_size, dtype=x.dtype, device=x.device)
             c0 = creation.zeros(*c_size, dtype=x.dtype, device=x.device) if lstm else None

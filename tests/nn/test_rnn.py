@@ -341,6 +341,8 @@ ERRORS = [
                              L.zeros(1, 2, 4)),
     lambda L: L.nn.RNN(3, 4)(L.nn.utils.rnn.PackedSequence(L.zeros(7, 2, 3), L.tensor([3, 2, 2]))),
     lambda L: L.nn.GRU(3, 4)(L.nn.utils.rnn.PackedSequence(L.zeros(7, 2), L.tensor([3, 2, 2]))),
+    lambda L: L.nn.LSTM(3, 4)(L.zeros(0, 2, 3)),
+    lambda L: L.nn.GRU(3, 4, batch_first=True)(L.zeros(2, 0, 3)),
 ]
 
 
