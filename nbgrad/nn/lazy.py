@@ -86,6 +86,16 @@ class LazyModuleMixin:
         self._initialize_hook = self.register_forward_pre_hook(
             LazyModuleMixin._infer_parameters)
 
+    def _check_state_dict(self, state_dict, prefix, found):
+        """Loading a state dict gives each uninitialized parameter and buffer the
+        shape of its value there first (as PyTorch's lazy load hook), so the
+        values load; the module infers nothing more at its first call."""
+        for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+            value = state_dict.get(prefix + name)
+            if t is not None and is_lazy(t) and isinstance(value, Tensor):
+                t.materialize(tuple(value.shape))
+        super()._check_state_dict(state_dict, prefix, found)
+
     def has_uninitialized_params(self):
         """Whether a parameter or buffer of this module (not its children) has no shape yet."""
         tensors = list(self._parameters.values()) + list(self._buffers.values())
@@ -140,6 +150,8 @@ class LazyLinear(LazyModuleMixin, Linear):
             if self.bias is not None:
                 self.bias.materialize((self.out_features,))
             self.reset_parameters()
+        if self.in_features == 0:  # loaded from a state dict: the input names it (as PyTorch)
+            self.in_features = input.shape[-1]
 
 
 class _LazyConvXdMixin(LazyModuleMixin):

@@ -102,3 +102,22 @@ def test_lazy_module_deep_copied_or_cast_before_its_first_forward():
     m(nbgrad.randn(2, 5))  # each infers its own shape from its own first input
     assert tuple(twin.weight.shape) == (3, 4) and twin.weight.dtype is nbgrad.float64
     assert tuple(m.weight.shape) == (3, 5) and type(m).__name__ == "Linear"
+
+
+@pytest.mark.parametrize("name", list(LAZY))
+def test_a_lazy_module_loads_a_state_dict_before_its_first_forward_as_torch(name):
+    """The state dict's shapes materialize the parameters (PyTorch's lazy load
+    hook); the first call then computes with the loaded values."""
+    make, shape, becomes, weight_shape = LAZY[name]
+    torch.manual_seed(0)
+    trained = make(torch)
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    trained(torch.tensor(x))
+    state = trained.state_dict()
+    mine, want = make(nbgrad), make(torch)
+    mine.load_state_dict({k: nbgrad.tensor(v.numpy()) for k, v in state.items()})
+    want.load_state_dict(state)
+    assert tuple(mine.weight.shape) == tuple(want.weight.shape) == weight_shape
+    assert type(mine.weight) is nn.Parameter
+    assert_close(mine(nbgrad.tensor(x)).detach(), want(torch.tensor(x)))
+    assert repr(mine) == repr(want) and type(mine).__name__ == becomes
