@@ -508,8 +508,8 @@ ROWS = [
         fast_path=FastPath(0, lambda a, b: sm.remainder_small(a, b),
                            {"b": lambda g, a, b: -g * sm.floor_divide_small(a, b)},
                            fits=lambda a, b: sm.quotient_small(a, b))),
-    # PyTorch records floor_divide and its backward refuses ("derivative for
-    # aten::floor_divide is not implemented"); here it records nothing.
+    # No derivative: nbgrad.ops.pointwise records PyTorch's NotImplemented node
+    # for floor_divide (its backward refuses), and floor_divide_ refuses below.
     Row("floor_divide", lambda a, b: sm.floor_divide(a, b), check=_refuse("div_floor_cpu"),
         domain=(0.5, 4.0), backward_refusal=_floor_divide_refusal,
         fast_path=FastPath(0, lambda a, b: sm.floor_divide_small(a, b),

@@ -2,7 +2,10 @@
 ``greater`` for ``gt``, ...), and ``div``'s ``rounding_mode``."""
 from .. import dtypes
 from ..declarations.op_table import BY_NAME
+from ..tape import grad_mode
+from ..tape.graph import Node
 from ..tensor import Tensor
+from .arrays import ops_for
 from .pointwise import floor_divide
 from .registry import tensor_op
 
@@ -26,7 +29,28 @@ INPLACE_FUNCTIONS = ("neg_", "reciprocal_", "exp_", "log_", "sqrt_", "abs_", "si
 _ROUNDING = (None, "trunc", "floor")
 
 
+class RoundedDivBackward(Node):
+    """``div`` with a rounding mode: PyTorch's gradient, zero (materialized) for both inputs."""
+
+    __slots__ = ()
+    op_name = "Div"
+
+    def backward(self, grad):
+        xp = ops_for(grad)
+        return [xp.zeros(grad.shape, grad.dtype) for _ in self.next_edges]
+
+
 def _rounded_division(input, other, rounding_mode):
+    with grad_mode.no_grad():
+        result = _rounded_values(input, other, rounding_mode)
+    sources = [t for t in (input, other) if isinstance(t, Tensor)]
+    if grad_mode.is_grad_enabled() and any(t.requires_grad for t in sources):
+        return Tensor._from_op(result._data, RoundedDivBackward(sources), result.dtype,
+                               result._backend)
+    return result
+
+
+def _rounded_values(input, other, rounding_mode):
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if dtypes.result_type((input, other)).is_floating_point:

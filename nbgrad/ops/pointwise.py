@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from . import arithmetic
 from .elementwise import apply, apply_inplace, check_tensors
 from .registry import tensor_op
+from .scatter import NotImplementedBackward
 
 _TYPE_WORDS = {"float32": "Float", "float64": "Double", "int64": "Long", "bool": "Bool",
                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -52,7 +53,13 @@ def _division(name):
 
     def function(input, other):
         _check_divisor(input, other)
-        return row(input, other)
+        result = row(input, other)
+        if name == "floor_divide":  # PyTorch records it, and refuses its backward
+            sources = [t for t in (input, other) if isinstance(t, Tensor) and t.requires_grad]
+            if sources and grad_mode.is_grad_enabled():
+                return Tensor._from_op(result._data, NotImplementedBackward(
+                    sources, "aten::floor_divide"), result.dtype, result._backend)
+        return result
 
     def method_(self, other):
         _check_divisor(self, other)

@@ -44,6 +44,7 @@ DIFFERENTIABLE = [
     ("cdist-p1", lambda a, b: lib_of(a).cdist(a, b, p=1.0), [(3, 4), (2, 4)]),
     ("cdist-pinf", lambda a, b: lib_of(a).cdist(a, b, p=float("inf")), [(3, 4), (2, 4)]),
     ("div-trunc", lambda a, b: lib_of(a).div(a * 3, b, rounding_mode="trunc"), [(3, 4), (4,)]),
+    ("div-floor", lambda a, b: (a * 3).div(b, rounding_mode="floor"), [(3, 4), (4,)]),
     ("divide", lambda a, b: lib_of(a).divide(a, b + 3), [(3, 4), (3, 4)]),
     ("absolute", lambda a: lib_of(a).absolute(a), [(3, 4)]),
     ("subtract-multiply", lambda a, b: lib_of(a).multiply(lib_of(a).subtract(a, b), b),

@@ -1373,13 +1373,18 @@ def test_keyword_forms_record_pytorchs_nodes(name, call):
     assert_same_tensor(results[nbgrad][1], results[torch][1])
 
 
-def test_floor_divide_records_nothing():
-    """PyTorch records floor_divide with a backward that refuses; nbgrad
-    records nothing (its result does not require grad)."""
-    x = nbgrad.tensor([1.5, -2.5], requires_grad=True)
-    for out in (x // 2, nbgrad.floor_divide(x, x), 3 // x):
-        assert not out.requires_grad and out.grad_fn is None
-    assert (x // 2).tolist() == torch.tensor([1.5, -2.5]).floor_divide(2).tolist()
+def test_floor_divide_records_a_node_whose_backward_refuses_like_torch():
+    """PyTorch records floor_divide (``//`` too) with a NotImplemented node."""
+    for lib in (nbgrad, torch):
+        x = lib.tensor([1.5, -2.5], requires_grad=True)
+        for out in (x // 2, lib.floor_divide(x, x), 3 // x):
+            assert out.requires_grad and node_name(out.grad_fn).endswith("NotImplemented")
+            with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not"):
+                out.sum().backward()
+        with lib.no_grad():
+            assert not (x // 2).requires_grad
+    assert (nbgrad.tensor([1.5, -2.5]) // 2).tolist() == \
+        torch.tensor([1.5, -2.5]).floor_divide(2).tolist()
 
 
 def test_remainder_of_a_number_refuses_backward_like_torch():
