@@ -68,7 +68,7 @@ def _lengths(value, name, batch):
     return data
 
 
-def _padded_targets(targets, target_lengths, batch, steps):
+def _padded_targets(targets, target_lengths, batch):
     """Targets (N, S) or concatenated (sum of lengths,) as host int64 (N, S)."""
     data = np.asarray(targets.cpu().numpy()).astype(np.int64)
     if data.ndim == 2:
@@ -127,7 +127,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got "
                                f"value {in_len[b]} (while checking arguments for "
                                "ctc_loss_allocate_outputs)")
-    padded = _padded_targets(targets, tg_len, batch, steps)
+    padded = _padded_targets(targets, tg_len, batch)
     args = (padded, in_len, tg_len, blank)
     nll, log_alpha = lp._backend.ctc_loss(lp._data, *args)
     node = None

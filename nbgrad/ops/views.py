@@ -59,10 +59,9 @@ class _ChainedView:
 
 def make_view(self, op_name, view_fn, inverse):
     """A tensor over ``view_fn(self's array)`` sharing storage and version counter."""
-    if self._base is None:
-        return _view(self, view_fn(self._data), self, view_fn,
-                     lambda: ShapeBackward(self, op_name, inverse))
-    return _view(self, view_fn(self._data), self._base, _ChainedView(self._view_fn, view_fn),
+    base, base_fn = (self, view_fn) if self._base is None else (
+        self._base, _ChainedView(self._view_fn, view_fn))
+    return _view(self, view_fn(self._data), base, base_fn,
                  lambda: ShapeBackward(self, op_name, inverse))
 
 
