@@ -947,7 +947,8 @@ def test_rows_without_derivatives_do_not_record(row):
     if integral_only(row):
         pytest.skip("integers only: nothing requires grad")
     if row.name == "floor_divide":
-        pytest.skip("PyTorch records it (its backward refuses): test_floor_divide_records_nothing")
+        pytest.skip("PyTorch records it (its backward refuses): "
+                    "test_floor_divide_records_a_node_whose_backward_refuses_like_torch")
     results = {}
     for lib in LIBS:
         args = [1.0 if k in number_only(row) else
