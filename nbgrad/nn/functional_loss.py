@@ -360,16 +360,20 @@ def _pairwise_distance(x1, x2, p, eps):
     return diff.abs().pow(p).sum(dim).pow(1.0 / p)
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
-                        size_average=None, reduce=None, reduction="mean"):
-    """max(d(a, p) - d(a, n) + margin, 0) with d the p-norm distance."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+def _check_triplet(anchor, positive, negative):
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
     if not (a_dim == p_dim == n_dim):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
                            f"same number of dimensions, but got: anchor {a_dim}D, positive "
                            f"{p_dim}D, and negative {n_dim}D inputs")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d the p-norm distance."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _check_triplet(anchor, positive, negative)
     if margin <= 0:
         raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} "
                          "instead")
@@ -486,11 +490,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``distance_function`` (by
     default the pairwise distance)."""
     _check_reduction(reduction)
-    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
-    if not (a_dim == p_dim == n_dim):
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
-                           f"same number of dimensions, but got: anchor {a_dim}D, positive "
-                           f"{p_dim}D, and negative {n_dim}D inputs")
+    _check_triplet(anchor, positive, negative)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     distance = distance_function if distance_function is not None else FUNCTIONS[
