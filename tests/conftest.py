@@ -47,6 +47,8 @@ if SIMULATOR:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cuda: runs on the CUDA device (a GPU or the simulator)")
+    config.addinivalue_line("markers", "late: runs after the other tests (a test that starts "
+                            "pytest in a subprocess: the kernels it needs are compiled by then)")
 
 
 def _parametrizes_device(metafunc):
@@ -65,6 +67,7 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.get_closest_marker("late") is not None)  # stable
     import nbgrad
     if nbgrad.cuda.is_available():
         return

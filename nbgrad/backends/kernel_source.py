@@ -443,6 +443,29 @@ def _lean_cache(namespace):
             cache._cache_file.__class__ = _WarmStartCache.file_class
 
 
+def _writeable_types(dispatcher):
+    """Make ``dispatcher`` type read-only arrays as writeable ones. Its kernels
+    never write their inputs, and Numba would compile a separate
+    specialization (about a second each) for every mix of read-only flags a
+    program meets: broadcast operands are read-only views. The machine code
+    is the same: the flag only matters to Numba's type checks.
+
+    Numba calls ``_compile_for_args`` for argument types it has no
+    specialization for; the writeable one is then also registered under the
+    exact types, so later calls with them dispatch to it in Numba's C code."""
+    plain = dispatcher._compile_for_args
+
+    def compile_for_args(*args):
+        exact = [dispatcher.typeof_pyval(a) for a in args]
+        if all(not isinstance(t, numba.types.Array) or t.mutable for t in exact):
+            return plain(*args)
+        entry = dispatcher.compile(tuple(
+            t.copy(readonly=False) if isinstance(t, numba.types.Array) else t for t in exact))
+        dispatcher._insert([t._code for t in exact], entry, False)
+        return entry
+    dispatcher._compile_for_args = compile_for_args
+
+
 def _code(spec, source):
     """The module's code: from Python's bytecode cache (``__pycache__``),
     unless that is damaged (Python would raise on every later import)."""
@@ -458,10 +481,12 @@ def _code(spec, source):
         return compile(source, spec.origin, "exec")
 
 
-def load_module(source, helpers, jit, tag):
+def load_module(source, helpers, jit, tag, readonly_inputs=False):
     """Write ``source`` to the cache folder (atomically, so concurrent processes
     agree; checked, so a damaged file is replaced) and import it with the
-    scalar ``helpers``, compiled by ``jit``, bound as its globals."""
+    scalar ``helpers``, compiled by ``jit``, bound as its globals.
+    ``readonly_inputs``: the module's kernels write only their output arrays,
+    so a read-only input may be typed as a writeable array (``_writeable_types``)."""
     digest = hashlib.sha256(
         "\0".join([source, _library_fingerprint(), *sorted(
             f"{k}={function_fingerprint(v)}" for k, v in helpers.items())]).encode()
@@ -475,6 +500,10 @@ def load_module(source, helpers, jit, tag):
     module.__dict__.update({k: retarget(v, jit) for k, v in helpers.items()})
     exec(_code(spec, source), module.__dict__)
     _lean_cache(module.__dict__)
+    if readonly_inputs:  # the module's own kernels, not the helpers bound into it
+        for value in list(module.__dict__.values()):
+            if getattr(getattr(value, "py_func", None), "__module__", None) == name:
+                _writeable_types(value)
     sys.modules[name] = module
     _loaded[name] = module
     return module

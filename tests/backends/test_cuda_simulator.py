@@ -15,10 +15,31 @@ pytest.importorskip("numba_cuda", reason="the CUDA target needs numba-cuda (pip 
 ROOT = pathlib.Path(__file__).parents[2]
 
 
-def test_cuda_tests_pass_in_the_simulator():
+# The cuda tests in parts, so that a parallel run (pytest -n) spreads them over its
+# workers; the longest first (they run last: see the ``late`` mark in conftest.py).
+SHARDS = {
+    "nn": ["tests/nn"],
+    "autograd": ["tests/autograd", "tests/tape"],
+    "ops": ["tests/ops"],
+    "rest": sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").iterdir()
+                   if p.name.startswith("test_") or p.name in ("optim", "utils", "distributed")),
+    "backends": ["tests/backends"],
+}
+
+
+def test_the_shards_cover_every_test_folder():
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    covered = {pathlib.Path(path).parts[1] for paths in SHARDS.values() for path in paths}
+    assert folders <= covered
+
+
+@pytest.mark.late
+@pytest.mark.parametrize("shard", SHARDS)
+def test_cuda_tests_pass_in_the_simulator(shard):
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cuda", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "-m", "cuda", *SHARDS[shard]],
         env=env, capture_output=True, text=True, cwd=ROOT, timeout=1500)
     summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]

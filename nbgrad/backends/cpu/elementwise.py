@@ -156,7 +156,7 @@ def _forward_module(row, kinds, ndim, half=frozenset()):
             helpers["fits"] = path.fits
         fast = (call("forward_fast"), _fast_check(path, args, is_array, half))
     source = _module_source(", ".join(["out", *args]), ndim, call("forward"), "out", fast)
-    return load_module(source, helpers, _inline, f"{row.name}_fwd")
+    return load_module(source, helpers, _inline, f"{row.name}_fwd", readonly_inputs=True)
 
 
 def _backward_module(row, wanted, kinds, ndim, half=frozenset()):
@@ -193,7 +193,7 @@ def _backward_module(row, wanted, kinds, ndim, half=frozenset()):
         fast = (body_with(True), _fast_check(path, checked, is_array, half))
     source = _module_source(", ".join([*reads, *(f"grad{i}" for i in wanted)]), ndim,
                             body_with(False), "g", fast)
-    return load_module(source, helpers, _inline, f"{row.name}_bwd")
+    return load_module(source, helpers, _inline, f"{row.name}_bwd", readonly_inputs=True)
 
 
 def _coalesce(shape, arrays):
@@ -477,7 +477,7 @@ def _jvp_module(row, active, kinds, ndim, half=frozenset()):
 
     source = _module_source(", ".join(["out", "tout", *args, *tangents]), ndim, body, "out")
     return load_module(source, _half_helpers(jvp_helpers(row, active), half), _inline,
-                       f"{row.name}_jvp")
+                       f"{row.name}_jvp", readonly_inputs=True)
 
 
 _jvp_kernels = {}
