@@ -189,3 +189,21 @@ def test_trig_kernels_with_the_fast_path_match_the_full_functions(name, dtype):
     E._forward_module(row, "a", 2).parallel(out2, x2)
     E._forward_module(plain, "a", 2).serial(want2, x2)
     _assert_close(out2, want2, dtype)
+
+
+def test_read_only_inputs_share_the_writeable_specialization():
+    """A broadcast operand is a read-only view; Numba would compile a kernel
+    per mix of read-only flags. Row kernels type read-only inputs as writeable:
+    one specialization serves both, and later calls find it without compiling."""
+    kernel = E._forward_plan(BY_NAME["mul"], (np.ndarray, np.ndarray), 2)[0].serial
+    a = np.arange(6.0).reshape(2, 3)[:, ::-1]  # strided: layout 'A'
+    b = np.arange(3.0)
+    writeable = np.lib.stride_tricks.as_strided(b, (2, 3), (0, 8), writeable=True)
+    for operand in (writeable, np.broadcast_to(b, (2, 3)), np.broadcast_to(b, (2, 3))):
+        out = np.empty((2, 3))
+        kernel(out, a, operand)
+        np.testing.assert_array_equal(out, a * b)
+    float64 = [sig for sig in kernel.signatures if str(sig[0].dtype) == "float64" and all(
+        t.layout == "A" for t in sig[1:])]
+    assert float64 and all(t.mutable for sig in float64 for t in sig)
+    assert len(float64) == 1  # the read-only calls compiled nothing of their own
