@@ -452,7 +452,10 @@ def _writeable_types(dispatcher):
 
     Numba calls ``_compile_for_args`` for argument types it has no
     specialization for; the writeable one is then also registered under the
-    exact types, so later calls with them dispatch to it in Numba's C code."""
+    exact types, so later calls with them dispatch to it in Numba's C code.
+    A Numba whose dispatcher lacks these internals keeps its own behaviour."""
+    if not all(hasattr(dispatcher, n) for n in ("_compile_for_args", "_insert", "typeof_pyval")):
+        return
     plain = dispatcher._compile_for_args
 
     def compile_for_args(*args):
