@@ -32,9 +32,7 @@ def under_mpi():
 
 def launch(ranks, epochs):
     """Start this demo on ``ranks`` MPI ranks; returns the job's exit status."""
-    import subprocess
-    return subprocess.call(run.command(ranks, "nbgrad.demo_distributed", ["--epochs", str(epochs)],
-                                       module=True), env=run.environment(ranks))
+    return run.launch(ranks, "nbgrad.demo_distributed", ["--epochs", str(epochs)], module=True)
 
 
 def train(epochs):

@@ -9,11 +9,14 @@ waits on a non-blocking request for at most the group's ``timeout``, then
 raises (and so aborts).
 """
 import datetime
+import os
 import sys
 import threading
 import traceback
 
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)  # torch.distributed's default
+# Where a rank writes its uncaught error for the launcher (torchrun's error files).
+ERROR_DIR_VARIABLE = "NBGRAD_ERROR_DIR"
 
 
 def mpi():
@@ -104,9 +107,15 @@ def _abort_on_uncaught(kind, value, tb):
     """Print the error with this rank's number, then end every rank."""
     MPI = mpi()
     rank = MPI.COMM_WORLD.Get_rank()
-    text = "".join(traceback.format_exception(kind, value, tb))
-    sys.stderr.write(f"[nbgrad.distributed rank {rank}] uncaught {kind.__name__}; aborting all "
-                     f"ranks:\n{text}")
+    text = (f"[nbgrad.distributed rank {rank}] uncaught {kind.__name__}; aborting all ranks:\n"
+            + "".join(traceback.format_exception(kind, value, tb)))
+    # mpiexec may end the job before it forwards this rank's last stderr (seen
+    # on a loaded machine), so the launcher also gets the text in a file.
+    errors = os.environ.get(ERROR_DIR_VARIABLE)
+    if errors:
+        with open(os.path.join(errors, f"rank{rank}.txt"), "w") as f:
+            f.write(text)
+    sys.stderr.write(text)
     sys.stderr.flush()
     MPI.COMM_WORLD.Abort(1)
 

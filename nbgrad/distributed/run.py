@@ -3,12 +3,17 @@ on MPI. Finds the MPI launcher (``mpiexec`` of the ``mpich`` wheel, beside
 this Python, else on ``PATH``) and runs ``train.py`` under it with this
 Python, so every rank imports the same nbgrad; its exit status is the job's.
 A rank that raises aborts the others (``init_process_group`` installs the
-hook), so the job ends with that rank's error rather than a hang."""
+hook), so the job ends with that rank's error rather than a hang; as torchrun
+does, the launcher then prints that error once more, read from the file the
+rank wrote, since MPI may end the job before it forwards the rank's stderr."""
 import argparse
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+
+from nbgrad.distributed.process_group import ERROR_DIR_VARIABLE
 
 
 def find_mpiexec():
@@ -31,17 +36,30 @@ THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREAD
                     "MKL_NUM_THREADS")
 
 
-def environment(nprocs):
+def environment(nprocs, error_dir):
     """The ranks' environment: as torchrun does, each rank gets an equal share
     of this machine's cores for its thread pools (Numba's, OpenMP's, BLAS's)
     unless the caller set them; ranks that each start a thread per core
     oversubscribe the machine, and a rank waiting in a collective then slows
-    the others."""
-    env = dict(os.environ)
+    the others. A rank's uncaught error goes to a file in ``error_dir``."""
+    env = dict(os.environ, **{ERROR_DIR_VARIABLE: error_dir})
     share = str(max(1, (os.cpu_count() or 1) // max(1, nprocs)))
     for name in THREAD_VARIABLES:
         env.setdefault(name, share)
     return env
+
+
+def launch(nprocs, script, args, module=False):
+    """Run ``script`` on ``nprocs`` ranks and wait; returns the job's exit
+    status. The uncaught error of a rank that failed is printed last."""
+    with tempfile.TemporaryDirectory(prefix="nbgrad-ranks-") as errors:
+        status = subprocess.call(command(nprocs, script, args, module),
+                                 env=environment(nprocs, errors))
+        for name in sorted(os.listdir(errors)):
+            with open(os.path.join(errors, name)) as f:
+                sys.stderr.write(f"nbgrad.distributed.run: the job failed (exit status "
+                                 f"{status}) on this error:\n{f.read()}")
+    return status
 
 
 def main(argv=None):
@@ -54,8 +72,7 @@ def main(argv=None):
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    return subprocess.call(command(args.nprocs, args.script, args.args, args.module),
-                           env=environment(args.nprocs))
+    return launch(args.nprocs, args.script, args.args, args.module)
 
 
 if __name__ == "__main__":

@@ -74,10 +74,14 @@ def test_the_demo_trains_data_parallel_as_one_process():
 
 
 def test_a_failing_rank_ends_the_job_with_its_error():
+    """MPI may end the job before it forwards the rank's stderr (on a loaded
+    machine), so the launcher's own report, from the rank's error file, is
+    what must be there."""
     result = _launch(3, "fail", timeout=180)
     assert result.returncode != 0
-    assert "[nbgrad.distributed rank 1] uncaught ValueError" in result.stderr
-    assert "rank 1 fails on purpose" in result.stderr
+    report = result.stderr[result.stderr.index("nbgrad.distributed.run: the job failed"):]
+    assert "[nbgrad.distributed rank 1] uncaught ValueError" in report
+    assert "rank 1 fails on purpose" in report and "rank 0]" not in report
 
 
 def test_the_launcher_runs_mpiexec_with_this_python():
