@@ -325,6 +325,10 @@ class Backend(Protocol):
         (``indices``: of this backend, integer, in range, no larger than ``a``
         apart from ``axis``; it may be a broadcast view)."""
 
+    def index_select_along(self, a, index, axis):
+        """PyTorch's index_select: a new C-contiguous array of ``a``'s entries
+        along ``axis`` at the 1-D ``index`` (integer, in range, of this backend)."""
+
     def scatter_along(self, a, indices, values, axis, reduce=None):
         """In place, over ``indices``' shape: ``a[i, axis -> indices[i]] =
         values[i]``, or combined with what is there by ``reduce`` ("sum",

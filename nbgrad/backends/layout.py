@@ -222,7 +222,11 @@ def view_strides(shape, strides, new_shape):
 def has_c_strides(a):
     """Has the raw array ``a`` PyTorch's exact C-order strides (size-1
     dimensions too, which NumPy's ``c_contiguous`` ignores)?"""
-    return a.flags.c_contiguous and list(_element_strides(a)) == _c_strides(a.shape)
+    if not a.flags.c_contiguous:
+        return False
+    if a.size and 1 not in a.shape:  # no size-1 or empty dimension: C-contiguous says it all
+        return True
+    return list(_element_strides(a)) == _c_strides(a.shape)
 
 
 def c_order(backend, a):

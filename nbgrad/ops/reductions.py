@@ -46,6 +46,8 @@ def _axes(self, dim, fn="sum", keepdim=False, nonempty=False):
     ``nonempty`` (amax, amin): an empty tensor's reduced dims must not be of
     size 0, checked before duplicates are, as PyTorch does."""
     _check_keepdim(keepdim, fn)
+    if type(dim) is int and not nonempty:  # the common case, with the least Python around it
+        return (self._dim(dim, fn),) if self.ndim else ()
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if dim is None or not dims:
         if nonempty:

@@ -279,7 +279,11 @@ def index_select(input, dim, index):
         raise IndexError("index out of range in self")
     if input.ndim == 0:
         return gather_raw(input, raw, 0, "IndexSelect").reshape(index.shape)
-    return gather_raw(input, _spread(input, raw, axis), axis, "IndexSelect")
+    data = input._backend.index_select_along(input._data, raw, axis)
+    node = None
+    if input.requires_grad and grad_mode.is_grad_enabled():
+        node = GatherBackward(input, _spread(input, raw, axis), axis, "IndexSelect")
+    return _wrap(data, input, node)
 
 
 def _spread(self, raw, axis, shape=None):

@@ -311,9 +311,10 @@ def test_forward_mode():
 @pytest.mark.parametrize("shape,dim", [((5, 6, 7), 1), ((5, 6, 7), 0), ((30, 25), 1),
                                        ((30, 25), 0)])
 def test_contiguous_paths_like_torch(device, shape, dim, parallel, monkeypatch):
-    """gather, index_select and the scatters on C-contiguous operands of one
-    shape apart from ``dim`` (the CPU's plain 3-D/row kernels) and on a
-    transposed input (the strided kernels), with repeated indices, against
+    """gather, index_select (int64 and int32 indices, on a 1-D input too) and
+    the scatters on C-contiguous operands of one shape apart from ``dim``
+    (the CPU's plain 3-D/row kernels) and on a transposed input (the strided
+    kernels), with repeated indices, against
     PyTorch; ``parallel``: the CPU's prange kernels (threshold lowered)."""
     if parallel:
         if device != "cpu":
@@ -333,7 +334,8 @@ def test_contiguous_paths_like_torch(device, shape, dim, parallel, monkeypatch):
         tt, st = t.transpose(0, 1), s.transpose(0, 1)  # (strided)
         out = [t.gather(dim, i), t.index_select(dim, i1), t.scatter_add(dim, i, s),
                t.scatter_reduce(dim, i, s, "amax"), t.scatter_reduce(dim, i, s, "prod"),
-               tt.gather(dim, it), tt.scatter_add(dim, it, st)]
+               tt.gather(dim, it), tt.scatter_add(dim, it, st), t.index_select(dim, i1.int()),
+               tt.index_select(dim, i1 % swapped[dim]), t.reshape(-1).index_select(0, i1)]
         if lib is nbgrad:
             got = [o.cpu().numpy() for o in out]
         else:

@@ -131,12 +131,17 @@ def test_integer_dtypes(dtype):
         assert np.array_equal(got.values.numpy(), want.values.numpy())
 
 
-def test_long_rows():
-    """Rows long enough for the merge sort, the radix passes and topk's heap."""
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_long_rows(dtype):
+    """Rows long enough for the merge sort, the radix passes and topk's heap;
+    in float32, short rows take the packed-word sort and long ones the radix."""
     rng = np.random.default_rng(3)
     for data in (rng.standard_normal((3, 5000)), rng.integers(-50, 50, (2, 3000)).astype(float),
-                 rng.integers(-9, 9, (4, 300)).astype(float), rng.standard_normal((2, 77))):
-        for lib_args in ({"stable": True}, {"stable": True, "descending": True}):
+                 rng.integers(-9, 9, (4, 300)).astype(float), rng.standard_normal((2, 77)),
+                 rng.integers(-9, 9, (2, 1024)).astype(float)):
+        data = data.astype(dtype)
+        for lib_args in ({"stable": True}, {"stable": True, "descending": True},
+                         {"dim": 0, "stable": True}):
             got, want = (lib.tensor(data).sort(**lib_args) for lib in (nbgrad, torch))
             _same(got, want)
         got, want = (lib.tensor(data).topk(7, largest=False) for lib in (nbgrad, torch))

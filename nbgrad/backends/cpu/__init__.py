@@ -193,7 +193,7 @@ def swap_last(a):
 # Reductions return arrays (0-d for a full reduction), never NumPy scalars.
 @_quiet
 def reduce_sum(a, axis=None, keepdims=False, dtype=None):
-    return np.asarray(np.sum(a, axis=axis, keepdims=keepdims, dtype=dtype))
+    return np.asarray(np.add.reduce(a, axis=axis, dtype=dtype, keepdims=keepdims))
 
 
 def reduce_max(a, axis=None, keepdims=False, zero_ties="last"):
@@ -397,6 +397,7 @@ def fused_logsumexp(x, axes):
 
 # -- issue 15: gathers, scatters, sorting and selection (backends/cpu/indexing.py, sorting.py)
 gather_along = indexing.gather_along
+index_select_along = indexing.index_select_along
 scatter_along = _quiet(indexing.scatter_along)
 first_out_of_range = indexing.first_out_of_range
 nonzero = indexing.nonzero

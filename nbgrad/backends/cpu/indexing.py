@@ -153,7 +153,7 @@ def take_rows{suffix}(out, src, idx):
     """out[o, k] = src[o, idx[k]] (2-D, C-contiguous; ``idx`` 1-D)."""
     for o in {loop}(out.shape[0]):
         for k in range(out.shape[1]):
-            out[o, k] = src[o, idx[k]]
+            out[o, k] = src[o, np.uintp(idx[k])]  # (in range: no wraparound test)
 
 
 @numba.njit(cache=True, nogil=True{flag})
@@ -162,7 +162,7 @@ def take_c{suffix}(out, src, idx):
     outer, m, inner = out.shape
     for o in {loop}(outer):
         for k in range(m):
-            p = idx[k]
+            p = np.uintp(idx[k])
             for j in range(inner):
                 out[o, k, j] = src[o, p, j]
 '''
@@ -407,15 +407,27 @@ def scatter_along(a, indices, values, axis, reduce=None):
     getattr(kernels(), name)(dst, dst_s, src, src_s, idx, idx_s, shape, axis, value)
 
 
-def take(a, indices, axis):
-    """``np.take(a, indices, axis)`` for a 1-D ``indices`` in range: PyTorch's
-    index_select, a new C-contiguous array."""
-    shape = a.shape[:axis] + indices.shape + a.shape[axis + 1:]
-    if a.ndim == 1 and _parallel(indices.size):  # one long line: split among threads
-        return gather_along(a, indices, 0)
-    if a.size == 0 or indices.size == 0:
-        return np.empty(shape, a.dtype)
-    return np.take(a, indices, axis=axis)
+def index_select_along(a, index, axis):
+    """PyTorch's index_select: ``a``'s entries along ``axis`` at the 1-D
+    in-range ``index``, a new C-contiguous array (for a C-contiguous ``a``
+    and an int32/int64 index, the take kernels: 1.5 us on 64 x 128 along
+    dim 0, against 4 for a gather with the index broadcast)."""
+    out = np.empty(a.shape[:axis] + index.shape + a.shape[axis + 1:], a.dtype)
+    if out.size == 0:
+        return out
+    if a.ndim == 1 and _parallel(index.size):  # one long line: split among threads
+        return gather_along(a, index, 0)
+    if not a.flags.c_contiguous or index.dtype.kind != "i" or index.dtype.itemsize < 4:
+        return np.take(a, index, axis=axis)
+    shape = _three_d(a.shape, axis, a.shape[axis])
+    oshape = _three_d(out.shape, axis, index.shape[0])
+    if shape[2] == 1:
+        getattr(kernels(), _variant("take_rows", out.size))(
+            out.reshape(oshape[:2]), a.reshape(shape[:2]), index)
+    else:
+        getattr(kernels(), _variant("take_c", out.size))(
+            out.reshape(oshape), a.reshape(shape), index)
+    return out
 
 
 def first_out_of_range(indices, low, high):

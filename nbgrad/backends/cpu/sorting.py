@@ -7,9 +7,12 @@ NaN, made one canonical NaN, sorts after +inf, as in PyTorch), an integer
 offset by its sign bit; for a descending order the key's bits are inverted,
 so ties keep their original order either way. Rows are sorted by a stable
 LSD radix sort on the keys (a pass per byte, skipping bytes every key
-shares; insertion sort for short rows), so ``sort`` is stable whatever is
-asked, and equal keys keep their positions. ``topk`` keeps a heap of the k
-best (ties: the lower index is better), then orders it.
+shares; merge sort for short rows), so ``sort`` is stable whatever is
+asked, and equal keys keep their positions. A short row of keys of 32 bits
+or fewer is sorted by NumPy's (vectorized) sort instead, on 64-bit words
+that hold the key above the element's position: the words are distinct, so
+the order is stable, and 5x the merge sort's speed on 64 x 128. ``topk``
+keeps a heap of the k best (ties: the lower index is better), then orders it.
 """
 import numpy as np
 
@@ -20,6 +23,10 @@ from .elementwise import PARALLEL_THRESHOLD
 # many bytes of it a radix sort walks).
 FLOAT64, FLOAT32, INT64, INT32, BYTE = range(5)
 _BYTES = {FLOAT64: 8, FLOAT32: 4, INT64: 8, INT32: 4, BYTE: 1}
+# Rows up to this length with keys of up to 4 bytes are sorted as packed
+# (key, position) words by np.sort; longer ones by the radix sort, which is
+# linear and runs rows in parallel (3x np.sort's speed on one row of 16384).
+PACKED_ROW_MAX = 1024
 
 _HELPERS = '''
 import numba
@@ -235,6 +242,33 @@ def top_keys(bits, row, n, k, kind, invert, out_idx):
 
 
 @numba.njit(cache=True, nogil=True)
+def pack_keys(bits, kind, invert, packed):
+    """``packed[o * inner + j, i]``: the key of ``bits[o, i, j]`` above ``i``
+    (the lines run along the middle axis of (outer, n, inner))."""
+    outer, n, inner = bits.shape
+    for o in range(outer):
+        for j in range(inner):
+            line = packed[o * inner + j]
+            for i in range(n):
+                key = np.uint64(key_of(np.int64(bits[o, i, j]), kind, invert))
+                line[i] = (key << np.uint64(32)) | np.uint64(i)
+
+
+@numba.njit(cache=True, nogil=True)
+def unpack_sorted(values, packed, out_values, out_idx):
+    """From sorted packed words, the positions and values of each line of
+    ``values`` (outer, n, inner) in order, into ``out_values`` and ``out_idx``."""
+    outer, n, inner = values.shape
+    for o in range(outer):
+        for j in range(inner):
+            line = packed[o * inner + j]
+            for i in range(n):
+                p = np.int64(line[i] & np.uint64(0xFFFFFFFF))
+                out_idx[o, i, j] = p
+                out_values[o, i, j] = values[o, p, j]
+
+
+@numba.njit(cache=True, nogil=True)
 def top_floats(row, k, sign, out_idx, hv, hi):
     """top_keys for a float row without NaN and a small k, on the values
     themselves (times ``sign``, -1 for the smallest: negation reverses the
@@ -320,31 +354,37 @@ kernels = lazy_module(_HELPERS + _rows_source("", False) + _rows_source("_parall
                       "cpu_sorting")
 
 
+def _key_dtype(dtype):
+    """The dtype of one of the key kinds that holds ``dtype`` in order
+    (float16 and narrower exactly in float32, other integers in int64)."""
+    if dtype.kind == "f" and dtype.itemsize < 4:
+        return np.dtype(np.float32)
+    if dtype.kind in "iu" and dtype not in (np.int64, np.int32, np.uint8):
+        return np.dtype(np.int64)
+    return dtype
+
+
+_KINDS = {np.dtype(np.float64): (FLOAT64, np.int64), np.dtype(np.float32): (FLOAT32, np.uint32),
+          np.dtype(np.int64): (INT64, np.int64), np.dtype(np.int32): (INT32, np.int32),
+          np.dtype(np.bool_): (BYTE, np.uint8), np.dtype(np.uint8): (BYTE, np.uint8)}
+
+
+def _kind_and_bits(a):
+    """The key kind of ``a`` (in a key dtype) and its bits, a same-memory integer view."""
+    if a.dtype not in _KINDS:
+        raise TypeError(f"cannot sort arrays of dtype {a.dtype}")
+    kind, bits = _KINDS[a.dtype]
+    return kind, a.view(bits)
+
+
 def _rows(a, axis):
     """``a`` with ``axis`` last, as a C-contiguous (rows, n) array, and its
-    key kind and bits (a same-memory integer view); other dtypes are widened
-    to one of the kinds (their order is kept)."""
+    key kind and bits."""
     moved = a.reshape(1) if not a.ndim else a if axis == a.ndim - 1 else np.moveaxis(a, axis, -1)
-    if moved.dtype.kind == "f" and moved.dtype.itemsize < 4:  # float16 and narrower: exact in float32
-        moved = moved.astype(np.float32)
-    elif moved.dtype.kind in "iu" and moved.dtype not in (np.int64, np.int32, np.uint8):
-        moved = moved.astype(np.int64)
+    moved = moved.astype(_key_dtype(moved.dtype), copy=False)
     rows = np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]) if moved.size else \
         np.empty((int(np.prod(moved.shape[:-1])), moved.shape[-1]), moved.dtype)
-    dtype = rows.dtype
-    if dtype == np.float64:
-        return rows, FLOAT64, rows.view(np.int64)
-    if dtype == np.float32:
-        return rows, FLOAT32, rows.view(np.uint32)
-    if dtype == np.int64:
-        return rows, INT64, rows
-    if dtype == np.int32:
-        return rows, INT32, rows
-    if dtype == np.bool_:
-        return rows, BYTE, rows.view(np.uint8)
-    if dtype == np.uint8:
-        return rows, BYTE, rows
-    raise TypeError(f"cannot sort arrays of dtype {dtype}")
+    return (rows, *_kind_and_bits(rows))
 
 
 def _restore(out, a, axis):
@@ -360,9 +400,31 @@ def _parallel(rows, size):
     return rows > 1 and size >= PARALLEL_THRESHOLD // 4
 
 
+def _packed_sort_along(a, axis, descending):
+    """sort_along by np.sort of packed (key, position) words, for short lines
+    of keys up to 4 bytes. The lines are read and written in place, along the
+    middle axis of a C-contiguous (outer, n, inner) view: no moved copies."""
+    shape = a.shape or (1,)
+    n = shape[axis]
+    lines = (int(np.prod(shape[:axis])), n, int(np.prod(shape[axis + 1:])))
+    values = np.ascontiguousarray(a, _key_dtype(a.dtype)).reshape(lines)
+    kind, bits = _kind_and_bits(values)
+    packed = np.empty((lines[0] * lines[2], n), np.uint64)
+    out_values, out_idx = np.empty(lines, values.dtype), np.empty(lines, np.int64)
+    k = kernels()
+    k.pack_keys(bits, kind, bool(descending), packed)
+    packed.sort(axis=-1)
+    k.unpack_sorted(values, packed, out_values, out_idx)
+    return out_values.astype(a.dtype, copy=False).reshape(a.shape), out_idx.reshape(a.shape)
+
+
 def sort_along(a, axis, descending=False):
     """``(values, indices)`` of ``a`` sorted along ``axis``, stably (NaN
     after everything, or first when ``descending``); C-contiguous, int64 indices."""
+    key_dtype = _key_dtype(a.dtype)
+    if a.size and (a.shape[axis] if a.ndim else 1) <= PACKED_ROW_MAX and \
+            key_dtype in _KINDS and _BYTES[_KINDS[key_dtype][0]] <= 4:
+        return _packed_sort_along(a, axis, descending)
     rows, kind, bits = _rows(a, axis)
     values = np.empty(rows.shape, rows.dtype)  # (widened: cast back after)
     indices = np.empty(rows.shape, np.int64)

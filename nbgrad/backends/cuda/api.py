@@ -103,6 +103,7 @@ update_foreach_below = 0  # a launch per parameter: nothing is batched
 from . import indexing as _indexing  # noqa: E402
 from . import sorting as _sorting  # noqa: E402
 gather_along = _indexing.gather_along
+index_select_along = _indexing.index_select_along
 scatter_along = _indexing.scatter_along
 first_out_of_range = _indexing.first_out_of_range
 nonzero = _sorting.nonzero

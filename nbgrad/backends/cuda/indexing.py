@@ -57,6 +57,15 @@ def gather_along(a, indices, axis):
     return take_along_axis(_corner(a, indices.shape, axis), indices, axis)
 
 
+def index_select_along(a, index, axis):
+    """PyTorch's index_select on the device: a gather with the 1-D index
+    broadcast along the other dims."""
+    index = _index(index)
+    shape = a.shape[:axis] + index.shape + a.shape[axis + 1:]
+    lifted = index.reshape((1,) * axis + index.shape + (1,) * (a.ndim - axis - 1))
+    return gather_along(a, lifted.broadcast_to(shape), axis)
+
+
 def _host_scatter(a, indices, values, axis, reduce):
     host = a.copy_to_host()
     idx = indices.copy_to_host() if isinstance(indices, DeviceArray) else np.asarray(indices)
