@@ -220,6 +220,16 @@ class Backend(Protocol):
         """One window offset of max pooling: where ``value`` beats ``best`` (or is
         NaN), write it there and record offset ``k`` in ``argmax``."""
 
+    def max_pool2d_windows(self, x, kernel, stride, dilation, pads, out_hw, index_dtype):
+        """2-D max pooling in one pass: (maximum, kernel offset of it, in
+        ``index_dtype``) of each window of (N, C, H, W) ``x`` padded by ``pads``
+        (top, bottom, left, right) with -inf, offsets taken as
+        ``max_pool_step`` takes them; or None."""
+
+    def max_pool2d_scatter(self, grad, argmax, x_shape, kernel, stride, dilation, pads):
+        """The adjoint of ``max_pool2d_windows`` in one pass: a new (N, C, H,
+        W) array of zeros with each output's ``grad`` added at its pick; or None."""
+
     def pool_index_dtype(self, count):
         """The integer dtype ``max_pool_step`` records the offsets of windows
         of ``count`` offsets in (the smallest that serves, or int64)."""

@@ -210,31 +210,37 @@ class MaxPool2DWithIndicesBackward(Node):
 
 def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=False):
     """Raw max pooling of (N, C, H, W); returns (output, offset of each maximum in
-    its window, or None when neither autograd nor the caller needs it). A loop
-    over kernel offsets keeps the running maximum (NaN propagates); a later
-    offset takes the index only if its value is larger, or NaN (PyTorch's rule):
-    the backend's ``max_pool_step``, with offsets in its ``pool_index_dtype``."""
+    its window, in the backend's ``pool_index_dtype``; None when neither
+    autograd nor the caller needs it and the backend has no one-pass form).
+    A later offset takes the index only if its value is larger, or NaN
+    (PyTorch's rule): in one pass (the backend's ``max_pool2d_windows``), or
+    by a loop over kernel offsets keeping the running maximum (its
+    ``max_pool_step``)."""
     xd = x._data
     backend = x._backend
     n, c, h, w = xd.shape
     out_hw = tuple(pool_out_size(size, k, s, p, d, ceil_mode)
                    for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation))
     pads = _pool_pads(h, w, kernel, stride, padding, dilation, out_hw)
-    xp = _pad_nchw(backend, xd, pads, -np.inf)
     kh, kw = kernel
     recording = _recording(x)
-    argmax = None
-    if recording or need_indices:
-        argmax = backend.zeros((n, c) + out_hw, backend.pool_index_dtype(kh * kw))
-    best = None
-    for i in range(kh):
-        for j in range(kw):
-            rows, cols = _offset_slices(i, j, stride, dilation, out_hw)
-            value = xp[:, :, rows, cols]
-            if best is None:
-                best = value.copy()
-                continue
-            backend.max_pool_step(best, argmax, value, i * kw + j)
+    index_dtype = backend.pool_index_dtype(kh * kw)
+    fused = backend.max_pool2d_windows(xd, kernel, stride, dilation, pads, out_hw, index_dtype)
+    if fused is not None:  # the backend's one-pass form
+        best, argmax = fused
+    else:
+        xp = _pad_nchw(backend, xd, pads, -np.inf)
+        argmax = backend.zeros((n, c) + out_hw, index_dtype) if recording or need_indices \
+            else None
+        best = None
+        for i in range(kh):
+            for j in range(kw):
+                rows, cols = _offset_slices(i, j, stride, dilation, out_hw)
+                value = xp[:, :, rows, cols]
+                if best is None:
+                    best = value.copy()
+                    continue
+                backend.max_pool_step(best, argmax, value, i * kw + j)
     node = None
     if recording:
         node = MaxPool2DWithIndicesBackward(

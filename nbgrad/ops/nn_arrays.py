@@ -189,7 +189,13 @@ def scatter_windows(backend, values, windows, argmax=None):
     """The adjoint of ``gather_windows``: zeros of the input's shape (N, C,
     *spatial) with each output position's value (N, C, *out) added at every
     element of its window, or with ``argmax`` at the element that picks. A
-    view of a padded buffer (one strided add per kernel offset into it)."""
+    view of a padded buffer (one strided add per kernel offset into it), or
+    the backend's one-pass form for 2-D max pooling."""
+    if argmax is not None:
+        dx = backend.max_pool2d_scatter(values, argmax, windows.x_shape, windows.kernel,
+                                        windows.stride, windows.dilation, windows.pads)
+        if dx is not None:
+            return dx
     n, c = windows.x_shape[:2]
     dxp = backend.zeros((n, c, *windows.padded_hw()), values.dtype)
     zero = values.dtype.type(0)

@@ -24,6 +24,7 @@ MAX_CONFIGS = [
     dict(kernel_size=2, stride=1, dilation=2),
     dict(kernel_size=3, stride=2, ceil_mode=True),
     dict(kernel_size=2, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=(6, 5), stride=1, padding=(3, 2)),  # past the unrolled one-pass form (CPU)
 ]
 AVG_CONFIGS = [
     dict(kernel_size=2),

@@ -320,6 +320,7 @@ def add_at(a, key, values):
 
 
 from .pooling import max_pool_step  # noqa: E402  (one fused Numba pass per kernel offset)
+from .pooling import max_pool2d_scatter, max_pool2d_windows  # noqa: E402,F401  (one pass each)
 
 
 def pool_index_dtype(count):

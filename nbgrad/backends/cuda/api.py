@@ -275,6 +275,16 @@ def max_pool_step(best, argmax, value, k):
     pooling.max_pool_step(best, argmax, value, k)
 
 
+def max_pool2d_windows(x, kernel, stride, dilation, pads, out_hw, index_dtype):
+    """None: the generic form (a fused step per kernel offset) runs instead."""
+    return None
+
+
+def max_pool2d_scatter(grad, argmax, x_shape, kernel, stride, dilation, pads):
+    """None, as ``max_pool2d_windows``."""
+    return None
+
+
 def pool_index_dtype(count):
     return np.dtype(np.int64)
 
