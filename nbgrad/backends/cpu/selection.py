@@ -16,6 +16,7 @@
 import numpy as np
 
 from ..kernel_source import lazy_module
+from .sorting import axis_last
 
 _SOURCE = '''import numba
 import numpy as np
@@ -149,7 +150,7 @@ _PARTITION_FROM = 1 << 14  # whole-array medians from this size take NumPy's par
 
 def _lines(a, axis):
     """``a`` with ``axis`` moved last, C-contiguous, as 2-D lines (and the kept shape)."""
-    moved = np.moveaxis(a, axis, -1)
+    moved = axis_last(a, axis)
     lines = np.ascontiguousarray(moved).reshape(-1, a.shape[axis])
     if lines.dtype.kind == "f" and lines.dtype.itemsize < 4:
         lines = lines.astype(np.float32)

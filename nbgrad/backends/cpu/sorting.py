@@ -377,10 +377,26 @@ def _kind_and_bits(a):
     return kind, a.view(bits)
 
 
+def axis_last(a, axis):
+    """A view of ``a`` with ``axis`` moved last (``np.moveaxis``, without its
+    argument checks: a third of a 64 x 128 topk's Python time)."""
+    if axis == a.ndim - 1:
+        return a
+    return a.transpose([d for d in range(a.ndim) if d != axis] + [axis])
+
+
+def axis_back(a, axis):
+    """The inverse of ``axis_last``: a view with the last axis moved to ``axis``."""
+    last = a.ndim - 1
+    if axis == last:
+        return a
+    return a.transpose(list(range(axis)) + [last] + list(range(axis, last)))
+
+
 def _rows(a, axis):
     """``a`` with ``axis`` last, as a C-contiguous (rows, n) array, and its
     key kind and bits."""
-    moved = a.reshape(1) if not a.ndim else a if axis == a.ndim - 1 else np.moveaxis(a, axis, -1)
+    moved = a.reshape(1) if not a.ndim else axis_last(a, axis)
     moved = moved.astype(_key_dtype(moved.dtype), copy=False)
     rows = np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]) if moved.size else \
         np.empty((int(np.prod(moved.shape[:-1])), moved.shape[-1]), moved.dtype)
@@ -393,7 +409,7 @@ def _restore(out, a, axis):
     out = out.reshape(shape)
     if not a.ndim or axis == a.ndim - 1:
         return out
-    return np.ascontiguousarray(np.moveaxis(out, -1, axis))
+    return np.ascontiguousarray(axis_back(out, axis))
 
 
 def _parallel(rows, size):
