@@ -20,7 +20,7 @@ import numpy as np
 from ..kernel_source import load_module
 from .elementwise import PARALLEL_THRESHOLD, _coalesce, _module_source, _variant
 
-_FLAGS = '''import numba
+_PRELUDE = '''import numba
 import numpy as np
 
 _FLAGS = dict(cache=True, nogil=True, parallel=True, error_model="numpy")
@@ -43,7 +43,7 @@ def _offset_lines(kh, kw):
 
 
 def _max_pool_source(kh, kw):
-    return _FLAGS + f'''
+    return _PRELUDE + f'''
 
 @numba.njit(**_FLAGS)
 def max_pool(x, sh, sw, dh, dw, top, left, low, best, argmax):
@@ -62,7 +62,7 @@ def max_pool(x, sh, sw, dh, dw, top, left, low, best, argmax):
 '''
 
 
-_SCATTER_SOURCE = _FLAGS + '''
+_SCATTER_SOURCE = _PRELUDE + '''
 
 @numba.njit(**_FLAGS)
 def max_pool_scatter(grad, argmax, kw, sh, sw, dh, dw, top, left, dx):
