@@ -47,7 +47,8 @@ def _axes(self, dim, fn="sum", keepdim=False, nonempty=False):
     size 0, checked before duplicates are, as PyTorch does."""
     _check_keepdim(keepdim, fn)
     if type(dim) is int and not nonempty:  # the common case, with the least Python around it
-        return (self._dim(dim, fn),) if self.ndim else ()
+        axis = self._dim(dim, fn)  # (checked on a 0-d tensor too: it takes -1 and 0)
+        return (axis,) if self.ndim else ()
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if dim is None or not dims:
         if nonempty:
