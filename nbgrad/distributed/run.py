@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from nbgrad.distributed.process_group import ERROR_DIR_VARIABLE
+from .process_group import ERROR_DIR_VARIABLE
 
 
 def find_mpiexec():

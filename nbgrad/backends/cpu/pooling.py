@@ -89,13 +89,15 @@ _modules_2d = {}
 UNROLLED_OFFSETS = 25  # larger kernels (global pooling) take the generic form
 
 
-def _windows(source, tag, size):
-    """The module of ``source``: a serial build for small layers (waking the
-    thread pool costs more than their work), else the parallel one."""
+def _windows(tag, make_source, size):
+    """The module ``tag`` of ``make_source()`` (generated on first use only):
+    a serial build for small layers (waking the thread pool costs more than
+    their work), else the parallel one."""
     parallel = size >= PARALLEL_THRESHOLD
     key = (tag, parallel)
     module = _modules_2d.get(key)
     if module is None:
+        source = make_source()
         if not parallel:
             source, tag = source.replace("parallel=True", "parallel=False"), tag + "_serial"
         module = _modules_2d[key] = load_module(source, {}, None, tag)
@@ -116,7 +118,7 @@ def max_pool2d_windows(x, kernel, stride, dilation, pads, out_hw, index_dtype):
     best, argmax = np.empty(shape, x.dtype), np.empty(shape, index_dtype)
     if best.size:
         kh, kw = kernel
-        module = _windows(_max_pool_source(kh, kw), f"max_pool2d_{kh}x{kw}", x.size)
+        module = _windows(f"max_pool2d_{kh}x{kw}", lambda: _max_pool_source(kh, kw), x.size)
         module.max_pool(np.ascontiguousarray(x), *stride, *dilation, pads[0], pads[2],
                         x.dtype.type(-np.inf), best, argmax)
     return best, argmax
@@ -130,10 +132,11 @@ def max_pool2d_scatter(grad, argmax, x_shape, kernel, stride, dilation, pads):
         return None
     dx = np.empty(x_shape, grad.dtype)
     if dx.size:
-        _windows(_SCATTER_SOURCE, "max_pool2d_scatter", dx.size).max_pool_scatter(
+        _windows("max_pool2d_scatter", lambda: _SCATTER_SOURCE, dx.size).max_pool_scatter(
             np.ascontiguousarray(grad), np.ascontiguousarray(argmax), kernel[1], *stride,
             *dilation, pads[0], pads[2], dx)
     return dx
+
 
 _modules = {}
 

@@ -368,6 +368,9 @@ _KINDS = {np.dtype(np.float64): (FLOAT64, np.int64), np.dtype(np.float32): (FLOA
           np.dtype(np.int64): (INT64, np.int64), np.dtype(np.int32): (INT32, np.int32),
           np.dtype(np.bool_): (BYTE, np.uint8), np.dtype(np.uint8): (BYTE, np.uint8)}
 
+# The key dtypes whose keys (4 bytes or fewer) fit a packed word beside a position.
+_PACKED_KEY_DTYPES = {dtype for dtype, (kind, _) in _KINDS.items() if _BYTES[kind] <= 4}
+
 
 def _kind_and_bits(a):
     """The key kind of ``a`` (in a key dtype) and its bits, a same-memory integer view."""
@@ -437,9 +440,8 @@ def _packed_sort_along(a, axis, descending):
 def sort_along(a, axis, descending=False):
     """``(values, indices)`` of ``a`` sorted along ``axis``, stably (NaN
     after everything, or first when ``descending``); C-contiguous, int64 indices."""
-    key_dtype = _key_dtype(a.dtype)
     if a.size and (a.shape[axis] if a.ndim else 1) <= PACKED_ROW_MAX and \
-            key_dtype in _KINDS and _BYTES[_KINDS[key_dtype][0]] <= 4:
+            _key_dtype(a.dtype) in _PACKED_KEY_DTYPES:
         return _packed_sort_along(a, axis, descending)
     rows, kind, bits = _rows(a, axis)
     values = np.empty(rows.shape, rows.dtype)  # (widened: cast back after)
