@@ -163,15 +163,21 @@ class Backend(Protocol):
     def fused_log_softmax_backward(self, grad, y, axis):
         """Log-softmax's input gradient from its output in one pass per row; or None."""
 
-    def conv_columns(self, x, kernel, stride, dilation, pads, out_hw):
+    def conv_columns(self, x, kernel, stride, dilation, pads, out_hw, out=None):
         """A 2-D convolution's im2col in one pass: the windows of (N, C, H, W)
         ``x`` zero-padded by ``pads`` (top, bottom, left, right) as an
-        (N*Ho*Wo, kh*kw*C) matrix, channels innermost; or None."""
+        (N*Ho*Wo, kh*kw*C) matrix, channels innermost, new or written into
+        ``out`` (C-contiguous); or None."""
 
-    def conv_add_columns(self, cols, x_shape, kernel, stride, dilation, pads, out_hw):
+    def conv_add_columns(self, cols, x_shape, kernel, stride, dilation, pads, out_hw, out=None):
         """The adjoint of ``conv_columns`` in one pass: the (N*Ho*Wo, kh*kw*C)
         column gradient added back where it was read, as a new (N, C, H, W)
-        array, padding dropped; or None."""
+        array or into ``out`` (C-contiguous), padding dropped; or None."""
+
+    conv_block_bytes: int
+    """A convolution makes its im2col columns and runs its GEMMs for a block of
+    images at a time whose columns take at most this many bytes (0: the whole
+    batch at once)."""
 
     def where(self, condition, a, b):
         """A new array: ``a`` where ``condition``, else ``b`` (broadcast)."""

@@ -98,12 +98,21 @@ def _out_size(size, pad_before, pad_after, kernel, stride, dilation):
     return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
 
 
+def _image_blocks(backend, n, image_bytes):
+    """The images of a batch of ``n`` as ``(start, stop)`` blocks whose im2col
+    columns take at most the backend's ``conv_block_bytes`` (one block when it
+    is 0): a block's columns are still in cache when its GEMM reads them."""
+    per = backend.conv_block_bytes // max(image_bytes, 1) if backend.conv_block_bytes else n
+    per = max(per, 1)
+    return [(start, min(start + per, n)) for start in range(0, n, per)]
+
+
 class ConvolutionBackward(Node):
-    __slots__ = ("cols", "windows", "w_shape", "has_bias", "backend")
+    __slots__ = ("cols", "windows", "w_shape", "has_bias", "backend", "blocks")
     op_name = "Convolution"
     returns_fresh = True  # new GEMM results, col2im's and column sums: no copy into .grad
 
-    def __init__(self, x, weight, bias, cols, windows):
+    def __init__(self, x, weight, bias, cols, windows, blocks):
         super().__init__([x, weight] if bias is None else [x, weight, bias])
         # Saved as PyTorch saves them: an in-place write to either is caught at backward.
         self.save(x, weight)
@@ -112,6 +121,7 @@ class ConvolutionBackward(Node):
         self.w_shape = weight._data.shape
         self.has_bias = bias is not None
         self.backend = x._backend
+        self.blocks = blocks  # the forward's blocks of images
 
     def release_saved(self):
         super().release_saved()
@@ -129,8 +139,14 @@ class ConvolutionBackward(Node):
             # The column gradient in the columns' own layout, one GEMM with the forward's
             # (O, kh*kw*C) weight matrix (kh*kw narrow GEMMs, one per offset, took 20% longer).
             w2 = xp.reshape(xp.contiguous_permute(weight, (0, 2, 3, 1)), (o, kh * kw * c))
-            dcols = xp.matmul(g2, w2)  # (N*Ho*Wo, kh*kw*C)
-            grads[0] = xp.col2im(dcols, self.windows)
+            if xp.graph or len(self.blocks) == 1:
+                grads[0] = xp.col2im(xp.matmul(g2, w2), self.windows)  # (N*Ho*Wo, kh*kw*C)
+            else:  # raw: a block's column gradient added back while in cache
+                grads[0] = self.backend.empty(self.windows.x_shape, g2.dtype)
+                for start, stop in self.blocks:
+                    nn_arrays.col2im(self.backend, self.backend.matmul(
+                        g2[start * ho * wo:stop * ho * wo], w2),
+                        _block_windows(self.windows, start, stop), out=grads[0][start:stop])
         if self.needs_grad(1):
             # The forward's columns; a graph needs them as a function of the input.
             cols = xp.im2col(x, self.windows) if xp.graph else self.cols
@@ -141,11 +157,17 @@ class ConvolutionBackward(Node):
         return grads
 
 
+def _block_windows(windows, start, stop):
+    """``windows`` over the images ``start:stop`` of its batch."""
+    return windows._replace(x_shape=(stop - start, *windows.x_shape[1:]))
+
+
 def conv2d(x, weight, bias, stride, pads, dilation):
     """Raw 2-D convolution of a batched (N, C, H, W) input; arguments checked.
-    Large temporaries come from the backend's caching allocator, so their
-    pages are already mapped (a fresh multi-megabyte array costs a page fault
-    per 4 KiB page on first write)."""
+    The images go through im2col and the GEMM a block at a time
+    (``_image_blocks``). Large temporaries come from the backend's caching
+    allocator, so their pages are already mapped (a fresh multi-megabyte array
+    costs a page fault per 4 KiB page on first write)."""
     xd, wd = x._data, weight._data
     n, c, h, w = xd.shape
     o, _, kh, kw = wd.shape
@@ -154,15 +176,20 @@ def conv2d(x, weight, bias, stride, pads, dilation):
     wo = _out_size(w, left, right, kw, stride[1], dilation[1])
     backend = x._backend
     windows = Windows(xd.shape, (kh, kw), stride, dilation, pads, (ho, wo))
-    cols = nn_arrays.im2col(backend, xd, windows)
-    w2 = backend.ascontiguous(wd.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c)
-    out2 = backend.matmul(cols, w2.T)
-    if bias is not None:
-        out2 += bias._data
-    out = nn_arrays.contiguous_permute(backend, out2.reshape(n, ho, wo, o), (0, 3, 1, 2))
+    w2t = backend.ascontiguous(wd.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c).T
+    blocks = _image_blocks(backend, n, ho * wo * kh * kw * c * xd.itemsize)
+    cols = backend.empty((n * ho * wo, kh * kw * c), xd.dtype)
+    out = backend.empty((n, o, ho, wo), xd.dtype)
+    for start, stop in blocks:
+        rows = cols[start * ho * wo:stop * ho * wo]
+        nn_arrays.im2col(backend, xd[start:stop], _block_windows(windows, start, stop), out=rows)
+        out2 = backend.matmul(rows, w2t)
+        if bias is not None:
+            out2 += bias._data
+        out[start:stop] = out2.reshape(stop - start, ho, wo, o).transpose(0, 3, 1, 2)
     node = None
     if _recording(x, weight, bias):
-        node = ConvolutionBackward(x, weight, bias, cols, windows)
+        node = ConvolutionBackward(x, weight, bias, cols, windows, blocks)
     return Tensor._from_op(out, node, x.dtype, x._backend)
 
 

@@ -98,14 +98,14 @@ def _interior(pads, spatial):
 
 
 # ----------------------------------------------------------- convolution
-def im2col(backend, x, windows, offsets_first=False):
+def im2col(backend, x, windows, offsets_first=False, out=None):
     """The windows of ``x`` (N, C, H, W) as columns: an (N*Ho*Wo, kh*kw*C)
     matrix, a row per output position (the forward's GEMM operand), or with
     ``offsets_first`` a (kh*kw, N*Ho*Wo, C) block per kernel offset. A copy,
-    from the backend's caching allocator."""
+    from the backend's caching allocator, or written into ``out``."""
     if not offsets_first:  # the backend's one-pass form, where it has one
         cols = backend.conv_columns(x, windows.kernel, windows.stride, windows.dilation,
-                                    windows.pads, windows.out_hw)
+                                    windows.pads, windows.out_hw, out)
         if cols is not None:
             return cols
     n, c = x.shape[:2]
@@ -115,23 +115,23 @@ def im2col(backend, x, windows, offsets_first=False):
     view = windows_nhwc(backend, pad_nhwc(x, windows.pads, empty), windows.kernel,
                         windows.stride, windows.dilation, windows.out_hw)
     if offsets_first:
-        cols = empty((kh * kw, n * ho * wo, c), x.dtype)
+        cols = empty((kh * kw, n * ho * wo, c), x.dtype) if out is None else out
         cols.reshape(kh, kw, n, ho, wo, c)[...] = view.transpose(3, 4, 0, 1, 2, 5)
     else:
-        cols = empty((n * ho * wo, kh * kw * c), x.dtype)
+        cols = empty((n * ho * wo, kh * kw * c), x.dtype) if out is None else out
         cols.reshape(n, ho, wo, kh, kw, c)[...] = view
     return cols
 
 
-def col2im(backend, cols, windows, offsets_first=False):
+def col2im(backend, cols, windows, offsets_first=False, out=None):
     """The adjoint of ``im2col``: each column element added back where it was
     read, into zeros of the input's shape (N, C, H, W), padding dropped. One
     strided add per kernel offset (``kh*kw`` adds, never one per element),
     into a padded channels-last buffer; the (kh*kw, N*Ho*Wo, C) layout
-    (``offsets_first``) adds contiguous blocks."""
+    (``offsets_first``) adds contiguous blocks. A new array, or ``out``."""
     if not offsets_first:
         dx = backend.conv_add_columns(cols, windows.x_shape, windows.kernel, windows.stride,
-                                      windows.dilation, windows.pads, windows.out_hw)
+                                      windows.dilation, windows.pads, windows.out_hw, out)
         if dx is not None:
             return dx
     n, c, h, w = windows.x_shape
@@ -148,7 +148,7 @@ def col2im(backend, cols, windows, offsets_first=False):
     for k, rows, columns in windows.offsets():
         block = blocks[k] if offsets_first else by_offset[:, :, :, k // kw, k % kw, :]
         backend.add_into(dxp[:, rows, columns, :], block)
-    dx = empty((n, c, h, w), cols.dtype)
+    dx = empty((n, c, h, w), cols.dtype) if out is None else out
     bottom, right = windows.pads[1], windows.pads[3]
     if bottom < 0 or right < 0:  # rows/columns no window reads (see pad_nhwc)
         dx.fill(0)

@@ -429,15 +429,21 @@ def test_one_pass_im2col_and_col2im_equal_the_generic_forms(geometry):
     np.testing.assert_array_equal(dx, nn_arrays.col2im(Generic(), dcols, windows))
 
 
-def test_conv2d_on_the_parallel_kernels_matches_torch():
-    """Columns above the parallel threshold (the demo CNN's second convolution)."""
+@pytest.mark.parametrize("shape", [(64, 16, 8, 8), (3, 16, 40, 40)], ids=["demo", "large"])
+def test_conv2d_in_blocks_of_images_matches_torch(shape):
+    """Columns larger than the CPU's block: the demo CNN's second convolution
+    (blocks of several images) and images larger than a block (one per block)."""
+    from nbgrad.backends import cpu
+    from nbgrad.nn._conv import _image_blocks
+    image_bytes = shape[2] * shape[3] * 9 * 16 * 4
+    assert len(_image_blocks(cpu, shape[0], image_bytes)) > 1
     torch.manual_seed(0)
     tc = torch.nn.Conv2d(16, 32, 3, padding=1)
     nc = nn.Conv2d(16, 32, 3, padding=1)
     copy_weights(nc, tc)
     rng = np.random.default_rng(1)
-    x = rng.standard_normal((64, 16, 8, 8)).astype(np.float32)
-    g = rng.standard_normal((64, 32, 8, 8)).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal((shape[0], 32, *shape[2:])).astype(np.float32)
     tx, nx = torch.tensor(x, requires_grad=True), nbgrad.tensor(x, requires_grad=True)
     ty, ny = tc(tx), nc(nx)
     assert_close(ny, ty.detach(), "float32")

@@ -21,6 +21,10 @@ from ..kernel_source import lazy_module
 from .allocator import pool
 from .elementwise import PARALLEL_THRESHOLD
 
+# Columns of a block of images that stay in a core's L2 cache (2 MiB here) while
+# the block's GEMM reads them (see nbgrad.nn._conv).
+BLOCK_BYTES = 1 << 19
+
 _SOURCE = '''import numba
 import numpy as np
 
@@ -103,13 +107,13 @@ def _applies(a):
     return a.dtype.kind == "f" and a.dtype.itemsize >= 4 and a.ndim == 4
 
 
-def conv_columns(x, kernel, stride, dilation, pads, out_hw):
+def conv_columns(x, kernel, stride, dilation, pads, out_hw, out=None):
     if not _applies(x) or len(kernel) != 2:
         return None
     n, c = x.shape[:2]
     kh, kw = kernel
     ho, wo = out_hw
-    cols = pool.empty((n * ho * wo, kh * kw * c), x.dtype)  # pages already mapped
+    cols = pool.empty((n * ho * wo, kh * kw * c), x.dtype) if out is None else out
     if cols.size:
         hp = x.shape[2] + pads[0] + pads[1]
         wp = x.shape[3] + pads[2] + pads[3]
@@ -118,13 +122,13 @@ def conv_columns(x, kernel, stride, dilation, pads, out_hw):
     return cols
 
 
-def conv_add_columns(cols, x_shape, kernel, stride, dilation, pads, out_hw):
+def conv_add_columns(cols, x_shape, kernel, stride, dilation, pads, out_hw, out=None):
     if len(x_shape) != 4 or len(kernel) != 2 or cols.dtype.kind != "f" \
             or cols.dtype.itemsize < 4 or cols.ndim != 2:
         return None
     kh, kw = kernel
     ho, wo = out_hw
-    dx = pool.empty(x_shape, cols.dtype)
+    dx = pool.empty(x_shape, cols.dtype) if out is None else out
     if dx.size:
         _kernels(cols.size).add_columns(np.ascontiguousarray(cols), kh, kw, *stride, *dilation,
                                         pads[0], pads[2], ho, wo, dx)
