@@ -408,7 +408,26 @@ def _zero_dim_check(self, key):
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
 
 
+def _plain_basic(key, ndim):
+    """Whether ``key`` is a tuple of at most ``ndim`` ints and step-1 slices:
+    the commonest keys (``x[:, 0]``), which need none of the general path's checks."""
+    if len(key) > ndim:
+        return False
+    for k in key:
+        if k.__class__ is not int and (k.__class__ is not slice or k.step is not None):
+            return False
+    return True
+
+
 def getitem(self, key):
+    cls = key.__class__
+    if self._data.ndim:  # the commonest keys first: x[i], x[a:b], x[:, i]
+        if cls is int:
+            return _view(self, (key,), "Select")
+        if cls is slice and key.step is None:
+            return _view(self, (key,), "Slice")
+        if cls is tuple and _plain_basic(key, self._data.ndim):
+            return _view(self, key, _view_name(key, False, self._data.shape))
     _zero_dim_check(self, key)
     np_key, basic = _as_key(self, key)
     _check_key(self, np_key)

@@ -46,8 +46,10 @@ def _axes(self, dim, fn="sum", keepdim=False, nonempty=False):
     ``nonempty`` (amax, amin): an empty tensor's reduced dims must not be of
     size 0, checked before duplicates are, as PyTorch does."""
     _check_keepdim(keepdim, fn)
-    if type(dim) is int and not nonempty:  # the common case, with the least Python around it
+    if type(dim) is int:  # the common case, with the least Python around it
         axis = self._dim(dim, fn)  # (checked on a 0-d tensor too: it takes -1 and 0)
+        if nonempty and self._data.size == 0:
+            _empty_reduction_check(self, (dim,), fn)
         return (axis,) if self.ndim else ()
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     if dim is None or not dims:

@@ -57,11 +57,12 @@ class _ChainedView:
         return a
 
 
-def make_view(self, op_name, view_fn, inverse):
-    """A tensor over ``view_fn(self's array)`` sharing storage and version counter."""
+def make_view(self, op_name, view_fn, inverse, data=None):
+    """A tensor over ``view_fn(self's array)`` (``data``, when the caller has
+    it) sharing storage and version counter."""
     base, base_fn = (self, view_fn) if self._base is None else (
         self._base, _ChainedView(self._view_fn, view_fn))
-    return _view(self, view_fn(self._data), base, base_fn,
+    return _view(self, view_fn(self._data) if data is None else data, base, base_fn,
                  lambda: ShapeBackward(self, op_name, inverse))
 
 
@@ -90,11 +91,12 @@ def _copying_shape_op(self, op_name, data, inverse):
 def _normalize_shape(self, shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    for s in shape:
-        if not isinstance(s, numbers.Integral):
-            raise TypeError(f"shape must be a sequence of ints, but found element of type "
-                            f"{type(s).__name__}")
-    shape = tuple(int(s) for s in shape)
+    if not all(s.__class__ is int for s in shape):  # (ints need no ABC isinstance check)
+        for s in shape:
+            if not isinstance(s, numbers.Integral):
+                raise TypeError(f"shape must be a sequence of ints, but found element of type "
+                                f"{type(s).__name__}")
+        shape = tuple(int(s) for s in shape)
     numel = self._data.size
     # at::infer_size: checks in order, one dimension at a time.
     infer, known = None, 1
@@ -127,14 +129,14 @@ def view(self, *shape):
     _require_args("view", "size", shape)
     shape = _normalize_shape(self, shape)
     try:
-        self._data.reshape(shape, copy=False)
+        data = self._data.reshape(shape, copy=False)
     except ValueError:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
     in_shape = self._data.shape
     return make_view(self, "View", lambda a: a.reshape(shape),
-                     lambda g, xp: xp.reshape(g, in_shape))
+                     lambda g, xp: xp.reshape(g, in_shape), data)
 
 
 @tensor_op(tangent=dual.LINEAR)
