@@ -19,11 +19,12 @@ def _inline(fn):
     return numba.njit(inline="always", cache=False)(fn)
 
 
-# The forward steps, staged: per row, one loop per gate range and per stage, each
-# reading one or two arrays and writing one, which LLVM vectorizes (one loop
-# writing every output at once stays scalar: it cannot rule out their overlap,
-# and the scalar math then costs ~10x). Same arithmetic as recurrent_source's.
-_FORWARD = '''
+# The LSTM and GRU steps, staged: per row, one loop per gate range and per stage,
+# each writing one array, which LLVM vectorizes (one loop writing every output at
+# once stays scalar: it cannot rule out their overlap, and the scalar math then
+# costs ~10x; a backward step took 3x as long). Same arithmetic as
+# recurrent_source's, to the bit; the plain RNN's steps are generated from it.
+_STAGED = '''
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def lstm_forward(gi, gh, cp, hc, ws):
@@ -62,6 +63,66 @@ def gru_forward(gi, gh, hp, ho, ws):
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def lstm_backward(dhc, dh, dc, cp, ws, dg, dcp):
+    B, H = cp.shape
+    dht = np.empty(H, dg.dtype)  # (the staged values one row needs again)
+    dct = np.empty(H, dg.dtype)
+    for b in range(B):
+        dhcr, dhr, dcr, cpr, wsr, dgr, dcpr = dhc[b], dh[b], dc[b], cp[b], ws[b], dg[b], dcp[b]
+        for j in range(H):
+            dht[j] = dhcr[j] + dhr[j]
+        for j in range(H):
+            o = wsr[3 * H + j]
+            tc = wsr[4 * H + j]
+            dct[j] = dhcr[H + j] + dcr[j] + dht[j] * (o - o * tc * tc)
+        for j in range(H):
+            i = wsr[j]
+            dgr[j] = dct[j] * wsr[2 * H + j] * (i - i * i)
+        for j in range(H):
+            f = wsr[H + j]
+            dgr[H + j] = dct[j] * cpr[j] * (f - f * f)
+        for j in range(H):
+            i = wsr[j]
+            g = wsr[2 * H + j]
+            dgr[2 * H + j] = dct[j] * (i - i * g * g)
+        for j in range(H):
+            o = wsr[3 * H + j]
+            dgr[3 * H + j] = dht[j] * wsr[4 * H + j] * (o - o * o)
+        for j in range(H):
+            dcpr[j] = dct[j] * wsr[H + j]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def gru_backward(dho, dh, hp, ws, dgi, dgh, dhp):
+    B, H = hp.shape
+    dht = np.empty(H, dgi.dtype)
+    dn = np.empty(H, dgi.dtype)
+    for b in range(B):
+        dhor, dhr, hpr, wsr, dgir, dghr, dhpr = dho[b], dh[b], hp[b], ws[b], dgi[b], dgh[b], dhp[b]
+        for j in range(H):
+            dht[j] = dhor[j] + dhr[j]
+        for j in range(H):
+            z = wsr[H + j]
+            n = wsr[2 * H + j]
+            a = dht[j] - dht[j] * z
+            dn[j] = a - a * n * n
+        for j in range(H):
+            r = wsr[j]
+            dgir[j] = dn[j] * wsr[3 * H + j] * (r - r * r)
+        for j in range(H):
+            z = wsr[H + j]
+            dgir[H + j] = dht[j] * (hpr[j] - wsr[2 * H + j]) * (z - z * z)
+        for j in range(H):
+            dgir[2 * H + j] = dn[j]
+        for j in range(2 * H):
+            dghr[j] = dgir[j]
+        for j in range(H):
+            dghr[2 * H + j] = dn[j] * wsr[j]
+        for j in range(H):
+            dhpr[j] = dht[j] * wsr[H + j]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def rnn_forward(gi, gh, ho, relu):
     B, H = ho.shape
     for b in range(B):
@@ -77,9 +138,9 @@ def rnn_forward(gi, gh, ho, relu):
 
 
 def _source():
-    parts = ["import numba\n", _FORWARD]
+    parts = ["import numba\nimport numpy as np\n", _STAGED]
     for name, (arrays, scalars, body) in KERNELS.items():
-        if name.endswith("_forward"):
+        if name.startswith(("lstm_", "gru_")) or name.endswith("_forward"):
             continue
         body = body.replace("SIGMOID(", "sigmoid(").replace("TANH(", "tanh(")
         body = body.replace("ZERO(", "zero(")
