@@ -174,6 +174,11 @@ class Backend(Protocol):
         column gradient added back where it was read, as a new (N, C, H, W)
         array or into ``out`` (C-contiguous), padding dropped; or None."""
 
+    def conv_output(self, rows, bias, out):
+        """A convolution's output from its GEMM in one pass: the (N*Ho*Wo, O)
+        ``rows`` plus ``bias`` (O,) (None: no bias) written into the
+        C-contiguous (N, O, Ho, Wo) ``out``, returned; or None."""
+
     conv_block_bytes: int
     """A convolution makes its im2col columns and runs its GEMMs for a block of
     images at a time whose columns take at most this many bytes (0: the whole

@@ -184,9 +184,11 @@ def conv2d(x, weight, bias, stride, pads, dilation):
         rows = cols[start * ho * wo:stop * ho * wo]
         nn_arrays.im2col(backend, xd[start:stop], _block_windows(windows, start, stop), out=rows)
         out2 = backend.matmul(rows, w2t)
-        if bias is not None:
-            out2 += bias._data
-        out[start:stop] = out2.reshape(stop - start, ho, wo, o).transpose(0, 3, 1, 2)
+        if backend.conv_output(out2, None if bias is None else bias._data,
+                               out[start:stop]) is None:
+            if bias is not None:
+                out2 += bias._data
+            out[start:stop] = out2.reshape(stop - start, ho, wo, o).transpose(0, 3, 1, 2)
     node = None
     if _recording(x, weight, bias):
         node = ConvolutionBackward(x, weight, bias, cols, windows, blocks)

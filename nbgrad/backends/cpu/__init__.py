@@ -44,6 +44,7 @@ norm_channel_forward = normalization.norm_channel_forward
 norm_channel_backward = normalization.norm_channel_backward
 conv_columns = convolution.conv_columns
 conv_add_columns = convolution.conv_add_columns
+conv_output = convolution.conv_output
 conv_block_bytes = convolution.BLOCK_BYTES
 optimizer_update = updates.optimizer_update
 optimizer_update_foreach = updates.optimizer_update_foreach
