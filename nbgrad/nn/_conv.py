@@ -101,10 +101,11 @@ def _out_size(size, pad_before, pad_after, kernel, stride, dilation):
 def _image_blocks(backend, n, image_bytes):
     """The images of a batch of ``n`` as ``(start, stop)`` blocks whose im2col
     columns take at most the backend's ``conv_block_bytes`` (one block when it
-    is 0): a block's columns are still in cache when its GEMM reads them."""
+    is 0, or the batch is empty): a block's columns are still in cache when
+    its GEMM reads them."""
     per = backend.conv_block_bytes // max(image_bytes, 1) if backend.conv_block_bytes else n
     per = max(per, 1)
-    return [(start, min(start + per, n)) for start in range(0, n, per)]
+    return [(start, min(start + per, n)) for start in range(0, n, per)] or [(0, 0)]
 
 
 class ConvolutionBackward(Node):
@@ -178,10 +179,13 @@ def conv2d(x, weight, bias, stride, pads, dilation):
     windows = Windows(xd.shape, (kh, kw), stride, dilation, pads, (ho, wo))
     w2t = backend.ascontiguous(wd.transpose(0, 2, 3, 1)).reshape(o, kh * kw * c).T
     blocks = _image_blocks(backend, n, ho * wo * kh * kw * c * xd.itemsize)
-    cols = backend.empty((n * ho * wo, kh * kw * c), xd.dtype)
+    recording = _recording(x, weight, bias)
+    # The weight's gradient reads every block's columns; otherwise one block's buffer serves all.
+    keep = recording and weight.requires_grad
+    cols = backend.empty(((n if keep else blocks[0][1]) * ho * wo, kh * kw * c), xd.dtype)
     out = backend.empty((n, o, ho, wo), xd.dtype)
     for start, stop in blocks:
-        rows = cols[start * ho * wo:stop * ho * wo]
+        rows = cols[(start if keep else 0) * ho * wo:(stop if keep else stop - start) * ho * wo]
         nn_arrays.im2col(backend, xd[start:stop], _block_windows(windows, start, stop), out=rows)
         out2 = backend.matmul(rows, w2t)
         if backend.conv_output(out2, None if bias is None else bias._data,
@@ -189,9 +193,7 @@ def conv2d(x, weight, bias, stride, pads, dilation):
             if bias is not None:
                 out2 += bias._data
             out[start:stop] = out2.reshape(stop - start, ho, wo, o).transpose(0, 3, 1, 2)
-    node = None
-    if _recording(x, weight, bias):
-        node = ConvolutionBackward(x, weight, bias, cols, windows, blocks)
+    node = ConvolutionBackward(x, weight, bias, cols, windows, blocks) if recording else None
     return Tensor._from_op(out, node, x.dtype, x._backend)
 
 

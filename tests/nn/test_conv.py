@@ -23,6 +23,7 @@ CONFIGS = [
     (2, 3, 3, 1, "same", 1, True, (1, 2, 5, 6)),
     (2, 3, 4, 1, "same", 1, True, (1, 2, 5, 6)),    # even kernel: asymmetric 'same'
     (2, 3, 3, 1, "valid", 1, True, (2, 5, 6)),      # unbatched input
+    (2, 3, 3, 1, 1, 1, True, (0, 2, 5, 5)),         # an empty batch
 ]
 
 
@@ -429,10 +430,13 @@ def test_one_pass_im2col_and_col2im_equal_the_generic_forms(geometry):
     np.testing.assert_array_equal(dx, nn_arrays.col2im(Generic(), dcols, windows))
 
 
+@pytest.mark.parametrize("weight_grad", [True, False], ids=["trained", "frozen"])
 @pytest.mark.parametrize("shape", [(64, 16, 8, 8), (3, 16, 40, 40)], ids=["demo", "large"])
-def test_conv2d_in_blocks_of_images_matches_torch(shape):
+def test_conv2d_in_blocks_of_images_matches_torch(shape, weight_grad):
     """Columns larger than the CPU's block: the demo CNN's second convolution
-    (blocks of several images) and images larger than a block (one per block)."""
+    (blocks of several images) and images larger than a block (one per block);
+    with a frozen weight or no gradient at all, one block's columns are made
+    in turn into one buffer."""
     from nbgrad.backends import cpu
     from nbgrad.nn._conv import _image_blocks
     image_bytes = shape[2] * shape[3] * 9 * 16 * 4
@@ -441,9 +445,13 @@ def test_conv2d_in_blocks_of_images_matches_torch(shape):
     tc = torch.nn.Conv2d(16, 32, 3, padding=1)
     nc = nn.Conv2d(16, 32, 3, padding=1)
     copy_weights(nc, tc)
+    tc.weight.requires_grad_(weight_grad)
+    nc.weight.requires_grad_(weight_grad)
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape).astype(np.float32)
     g = rng.standard_normal((shape[0], 32, *shape[2:])).astype(np.float32)
+    with nbgrad.no_grad():
+        assert_close(nc(nbgrad.tensor(x)), tc(torch.tensor(x)).detach(), "float32")
     tx, nx = torch.tensor(x, requires_grad=True), nbgrad.tensor(x, requires_grad=True)
     ty, ny = tc(tx), nc(nx)
     assert_close(ny, ty.detach(), "float32")
@@ -452,6 +460,8 @@ def test_conv2d_in_blocks_of_images_matches_torch(shape):
     assert_close(nx.grad, tx.grad, "float32")
     # The weight and bias gradients sum 4096 products of unit size: a few float32 ulp
     # of that sum apart from PyTorch's, whatever the order.
-    for name, p in nc.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), dict(tc.named_parameters())[name].grad,
+    trained = [name for name, p in nc.named_parameters() if p.requires_grad]
+    assert trained == (["weight", "bias"] if weight_grad else ["bias"])
+    for name in trained:
+        np.testing.assert_allclose(getattr(nc, name).grad.numpy(), getattr(tc, name).grad,
                                    rtol=1e-4, atol=1e-4)
