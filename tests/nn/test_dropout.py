@@ -148,11 +148,12 @@ def test_alpha_dropout_keeps_mean_and_variance_like_torch(name, device):
     and variance 1; dropped entries all take one value; the gradient is the scale a."""
     p = 0.2
     nbgrad.manual_seed(0)
-    x0 = np.random.default_rng(0).standard_normal((400, 50, 2))
+    x0 = np.random.default_rng(0).standard_normal((200, 50, 2))  # (the bounds: 4 sigma or more)
     x = nbgrad.tensor(x0, device=device, requires_grad=True)
     out = getattr(F, name)(x, p, training=True)
     out.sum().backward()
     v = out.detach().cpu().numpy()
+    torch.manual_seed(0)
     want = getattr(torch.nn.functional, name)(torch.tensor(x0), p, training=True).numpy()
     for stats in (v, want):
         assert abs(stats.mean()) < 0.03 and abs(stats.var() - 1) < 0.05
