@@ -1,6 +1,6 @@
-"""Fused recurrent cell steps on the CPU: one Numba loop per step computes
+"""Fused recurrent cell steps on the CPU: one Numba kernel per step computes
 every gate, the new state and the workspace (forward) or every gradient
-(backward). The arithmetic is ``backends.recurrent_source``'s."""
+(backward), generated from ``backends.recurrent_source``'s arithmetic."""
 import functools
 import re
 
@@ -19,142 +19,95 @@ def _inline(fn):
     return numba.njit(inline="always", cache=False)(fn)
 
 
-# The LSTM and GRU steps, staged: per row, one loop per gate range and per stage,
-# each writing one array, which LLVM vectorizes (one loop writing every output at
-# once stays scalar: it cannot rule out their overlap, and the scalar math then
-# costs ~10x; a backward step took 3x as long). Same arithmetic as
-# recurrent_source's, to the bit; the plain RNN's steps are generated from it.
-_STAGED = '''
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def lstm_forward(gi, gh, cp, hc, ws):
-    B, H = cp.shape
-    for b in range(B):
-        gir, ghr, cpr, hcr, wsr = gi[b], gh[b], cp[b], hc[b], ws[b]
-        for j in range(2 * H):
-            wsr[j] = sigmoid(gir[j] + ghr[j])
-        for j in range(2 * H, 3 * H):
-            wsr[j] = tanh(gir[j] + ghr[j])
-        for j in range(3 * H, 4 * H):
-            wsr[j] = sigmoid(gir[j] + ghr[j])
-        for j in range(H):
-            hcr[H + j] = wsr[H + j] * cpr[j] + wsr[j] * wsr[2 * H + j]
-        for j in range(H):
-            wsr[4 * H + j] = tanh(hcr[H + j])
-        for j in range(H):
-            hcr[j] = wsr[3 * H + j] * wsr[4 * H + j]
+# Straight-line steps (LSTM, GRU) run staged: per row, each statement is a loop of
+# its own, which LLVM vectorizes; one loop writing every output at once stays
+# scalar (it cannot rule out their overlap, and the scalar math then costs ~10x;
+# a backward step took 3x as long). A scalar is computed straight into the output
+# it is stored to, read where it was read from, or else kept in a row-long
+# temporary; the arithmetic, and so every result bit, is recurrent_source's.
+# Steps with a branch (the plain RNN's relu or tanh) run as one loop.
+_ARRAY = re.compile(r"\b([A-Z]+)\(b, ((?:[^()]|\([^()]*\))*)\)")  # X(b, col)
+_FUNCTIONS = (("SIGMOID(", "sigmoid("), ("TANH(", "tanh("), ("ZERO(", "zero("))
+_JIT = "@numba.njit(cache=True, nogil=True, error_model='numpy')"
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def gru_forward(gi, gh, hp, ho, ws):
-    B, H = hp.shape
-    for b in range(B):
-        gir, ghr, hpr, hor, wsr = gi[b], gh[b], hp[b], ho[b], ws[b]
-        for j in range(2 * H):
-            wsr[j] = sigmoid(gir[j] + ghr[j])
-        for j in range(H):
-            wsr[3 * H + j] = ghr[2 * H + j]
-        for j in range(H):
-            wsr[2 * H + j] = gir[2 * H + j] + wsr[j] * wsr[3 * H + j]
-        for j in range(2 * H, 3 * H):
-            wsr[j] = tanh(wsr[j])
-        for j in range(H):
-            hor[j] = wsr[2 * H + j] + wsr[H + j] * (hpr[j] - wsr[2 * H + j])
+def _row_refs(text):
+    """``X(b, col)`` as ``x_r[col]``, an element of array x's row view."""
+    return _ARRAY.sub(lambda m: f"{m.group(1).lower()}_r[{m.group(2)}]", text)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def lstm_backward(dhc, dh, dc, cp, ws, dg, dcp):
-    B, H = cp.shape
-    dht = np.empty(H, dg.dtype)  # (the staged values one row needs again)
-    dct = np.empty(H, dg.dtype)
-    for b in range(B):
-        dhcr, dhr, dcr, cpr, wsr, dgr, dcpr = dhc[b], dh[b], dc[b], cp[b], ws[b], dg[b], dcp[b]
-        for j in range(H):
-            dht[j] = dhcr[j] + dhr[j]
-        for j in range(H):
-            o = wsr[3 * H + j]
-            tc = wsr[4 * H + j]
-            dct[j] = dhcr[H + j] + dcr[j] + dht[j] * (o - o * tc * tc)
-        for j in range(H):
-            i = wsr[j]
-            dgr[j] = dct[j] * wsr[2 * H + j] * (i - i * i)
-        for j in range(H):
-            f = wsr[H + j]
-            dgr[H + j] = dct[j] * cpr[j] * (f - f * f)
-        for j in range(H):
-            i = wsr[j]
-            g = wsr[2 * H + j]
-            dgr[2 * H + j] = dct[j] * (i - i * g * g)
-        for j in range(H):
-            o = wsr[3 * H + j]
-            dgr[3 * H + j] = dht[j] * wsr[4 * H + j] * (o - o * o)
-        for j in range(H):
-            dcpr[j] = dct[j] * wsr[H + j]
+def _math(text):
+    for name, function in _FUNCTIONS:
+        text = text.replace(name, function)
+    return text
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def gru_backward(dho, dh, hp, ws, dgi, dgh, dhp):
-    B, H = hp.shape
-    dht = np.empty(H, dgi.dtype)
-    dn = np.empty(H, dgi.dtype)
-    for b in range(B):
-        dhor, dhr, hpr, wsr, dgir, dghr, dhpr = dho[b], dh[b], hp[b], ws[b], dgi[b], dgh[b], dhp[b]
-        for j in range(H):
-            dht[j] = dhor[j] + dhr[j]
-        for j in range(H):
-            z = wsr[H + j]
-            n = wsr[2 * H + j]
-            a = dht[j] - dht[j] * z
-            dn[j] = a - a * n * n
-        for j in range(H):
-            r = wsr[j]
-            dgir[j] = dn[j] * wsr[3 * H + j] * (r - r * r)
-        for j in range(H):
-            z = wsr[H + j]
-            dgir[H + j] = dht[j] * (hpr[j] - wsr[2 * H + j]) * (z - z * z)
-        for j in range(H):
-            dgir[2 * H + j] = dn[j]
-        for j in range(2 * H):
-            dghr[j] = dgir[j]
-        for j in range(H):
-            dghr[2 * H + j] = dn[j] * wsr[j]
-        for j in range(H):
-            dhpr[j] = dht[j] * wsr[H + j]
+def _mentions(scalar):
+    """A pattern for the scalar variable ``scalar`` (not a name it begins, nor its temporary)."""
+    return re.compile(rf"\b{scalar}\b(?![_\[])")
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def rnn_forward(gi, gh, ho, relu):
-    B, H = ho.shape
-    for b in range(B):
-        gir, ghr, hor = gi[b], gh[b], ho[b]
-        if relu:
-            for j in range(H):
-                v = gir[j] + ghr[j]
-                hor[j] = v if (v > zero(v) or v != v) else zero(v)
-        else:
-            for j in range(H):
-                hor[j] = tanh(gir[j] + ghr[j])
-'''
-
-
-def _source():
-    parts = ["import numba\nimport numpy as np\n", _STAGED]
-    for name, (arrays, scalars, body) in KERNELS.items():
-        if name.startswith(("lstm_", "gru_")) or name.endswith("_forward"):
+def _staged(name, arrays, body):
+    """The straight-line ``body`` as a kernel of one loop per statement (see above)."""
+    statements = [tuple(part.strip() for part in line.split("=", 1))
+                  for line in body.strip().splitlines()]
+    stored = {_ARRAY.match(t).group(1) for t, _ in statements if _ARRAY.match(t)}
+    loaded = {m.group(1) for _, v in statements for m in _ARRAY.finditer(v)}
+    held, loads, temporaries, loops = {}, {}, [], []  # held: scalar -> where its value is
+    for k, (target, value) in enumerate(statements):
+        if _ARRAY.match(target):
+            if held.get(value) != _row_refs(target):  # (else computed there already)
+                loops.append((_row_refs(target), value))
             continue
-        body = body.replace("SIGMOID(", "sigmoid(").replace("TANH(", "tanh(")
-        body = body.replace("ZERO(", "zero(")
-        body = re.sub(r"\b([A-Z]+)\(b, ", lambda m: f"{m.group(1).lower()}[b, ", body)
-        body = re.sub(r"(\[b, [^\]\n]*?)\)", r"\1]", body)
-        lines = "\n".join("            " + line for line in body.strip().splitlines())
-        parts.append(
-            f"\n@numba.njit(cache=True, nogil=True, error_model='numpy')\n"
-            f"def {name}({', '.join(arrays + scalars)}):\n"
+        read = _ARRAY.fullmatch(value)
+        if read and read.group(1) not in stored:  # loaded in each loop that reads it
+            loads[target] = _row_refs(value)
+            continue
+        # Its home: an output it is stored to, which nothing loads and this loop does not
+        # read through another scalar (a loop reading and writing one array stays scalar).
+        read_here = {at.split("_r[")[0] for scalar, at in held.items()
+                     if "_r[" in at and _mentions(scalar).search(value)}
+        home = next((t for t, v in statements[k + 1:] if v == target and _ARRAY.match(t)
+                     and _ARRAY.match(t).group(1) not in loaded
+                     and _ARRAY.match(t).group(1).lower() not in read_here), None)
+        if home is None:
+            temporaries.append(target)
+        held[target] = f"{target}_[j]" if home is None else _row_refs(home)
+        loops.append((held[target], value))
+    lines = [_JIT, f"def {name}({', '.join(arrays)}):", f"    B, H = {HIDDEN_FROM[name]}.shape"]
+    lines += [f"    {t}_ = np.empty(H, {arrays[0]}.dtype)" for t in temporaries]
+    lines += ["    for b in range(B):",
+              f"        {', '.join(a + '_r' for a in arrays)} = {', '.join(a + '[b]' for a in arrays)}"]
+    for target, value in loops:
+        value = _row_refs(_math(value))
+        for scalar, at in held.items():
+            value = _mentions(scalar).sub(at, value)
+        lines.append("        for j in range(H):")
+        lines += [f"            {scalar} = {at}" for scalar, at in loads.items()
+                  if _mentions(scalar).search(value)]
+        lines.append(f"            {target} = {value}")
+    return "\n".join(lines)
+
+
+def _one_loop(name, arrays, scalars, body):
+    body = re.sub(r"\b([A-Z]+)\(b, ", lambda m: f"{m.group(1).lower()}[b, ",
+                  _math(body))
+    body = re.sub(r"(\[b, [^\]\n]*?)\)", r"\1]", body)
+    lines = "\n".join("            " + line for line in body.strip().splitlines())
+    return (f"{_JIT}\ndef {name}({', '.join(arrays + scalars)}):\n"
             f"    B, H = {HIDDEN_FROM[name]}.shape\n"
             f"    for b in range(B):\n"
             f"        for j in range(H):\n"
-            f"            pass\n{lines}\n")
-    return "\n".join(parts)
+            f"            pass\n{lines}")
+
+
+def _source():
+    parts = ["import numba\nimport numpy as np\n"]
+    for name, (arrays, scalars, body) in KERNELS.items():
+        straight = not scalars and "if " not in body
+        parts.append(_staged(name, arrays, body) if straight
+                     else _one_loop(name, arrays, scalars, body))
+    return "\n\n\n".join(parts) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
