@@ -5,8 +5,8 @@ NVVM, and ``numba.cuda.compile_ptx`` needs no driver.
 The kernels are ``cuda_catalog``'s (the manifest beside this file): for every op row and
 both float dtypes, the forward kernel (strided all-array; the 1-D kernel with
 scalar trailing arguments that in-place and ``x * 2`` style calls use, sampled)
-and the fused backward kernel (the forward-mode jvp kernel, sampled); the reductions (sum/max/min/argmax/argmin, both
-kernel shapes and the combining pass); the tiled matmul; copy, cast, fill,
+and the fused backward kernel (the forward-mode jvp kernel, sampled); the
+reductions (sum/max/min/argmax/argmin, both kernel shapes and the combining pass); the tiled matmul; copy, cast, fill,
 atomic add, gather, scatter(-add) and the along-axis kernels. An in-place op
 runs its row's forward kernel with ``out`` aliasing the first input, so it is
 covered by the forward entries.

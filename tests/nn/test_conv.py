@@ -398,6 +398,7 @@ _GEOMETRIES = [  # x shape, kernel, stride, dilation, pads (top, bottom, left, r
     ((2, 4, 7, 7), (3, 3), (2, 2), (1, 1), (1, 0, 1, 0)),
     ((2, 3, 6, 6), (3, 3), (1, 1), (1, 1), (1, -1, 1, -1)),
     ((4, 1, 5, 5), (3, 2), (1, 2), (2, 1), (2, 2, 0, 1)),
+    ((8, 16, 24, 24), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)),  # the parallel kernels
 ]
 
 
@@ -428,6 +429,20 @@ def test_one_pass_im2col_and_col2im_equal_the_generic_forms(geometry):
     dcols = rng.standard_normal(cols.shape).astype(np.float32)
     dx = nn_arrays.col2im(cpu, dcols, windows)
     np.testing.assert_array_equal(dx, nn_arrays.col2im(Generic(), dcols, windows))
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 4, 6), (8, 128, 24, 24)], ids=["serial", "parallel"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_one_pass_conv_output_adds_the_bias_channels_first(shape, bias):
+    from nbgrad.backends import cpu
+    n, o, h, w = shape
+    rng = np.random.default_rng(0)
+    rows = rng.standard_normal((n * h * w, o)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32) if bias else None
+    out = np.empty(shape, np.float32)
+    assert cpu.conv_output(rows, b, out) is out
+    want = rows.reshape(n, h, w, o).transpose(0, 3, 1, 2) + (0 if b is None else b[:, None, None])
+    np.testing.assert_array_equal(out, want)
 
 
 @pytest.mark.parametrize("weight_grad", [True, False], ids=["trained", "frozen"])
