@@ -185,7 +185,8 @@ def conv2d(x, weight, bias, stride, pads, dilation):
     cols = backend.empty(((n if keep else blocks[0][1]) * ho * wo, kh * kw * c), xd.dtype)
     out = backend.empty((n, o, ho, wo), xd.dtype)
     for start, stop in blocks:
-        rows = cols[(start if keep else 0) * ho * wo:(stop if keep else stop - start) * ho * wo]
+        at = start if keep else 0  # the block's first row of columns, in images
+        rows = cols[at * ho * wo:(at + stop - start) * ho * wo]
         nn_arrays.im2col(backend, xd[start:stop], _block_windows(windows, start, stop), out=rows)
         out2 = backend.matmul(rows, w2t)
         if backend.conv_output(out2, None if bias is None else bias._data,
