@@ -23,7 +23,7 @@ gradients can be differentiated again, to any order.
 """
 import numpy as np
 
-from ..ops import nn_arrays
+from ..ops import arrays, nn_arrays
 from ..ops.arrays import ops_for
 from ..ops.nn_arrays import Windows, offset_slices as _offset_slices, pad_nchw as _pad_nchw
 from ..tape import grad_mode
@@ -261,7 +261,8 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=Fal
     if fused is not None:  # the backend's one-pass form
         best, argmax = fused
     else:
-        xp = _pad_nchw(backend, xd, pads, -np.inf)
+        low = -np.inf if xd.dtype.kind == "f" else np.iinfo(xd.dtype).min
+        xp = _pad_nchw(backend, xd, pads, low)
         argmax = backend.zeros((n, c) + out_hw, index_dtype) if recording or need_indices \
             else None
         best = None
@@ -273,10 +274,10 @@ def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode, need_indices=Fal
                     best = value.copy()
                     continue
                 backend.max_pool_step(best, argmax, value, i * kw + j)
-    node = None
-    if recording:
-        node = MaxPool2DWithIndicesBackward(
-            x, argmax, Windows(xd.shape, kernel, stride, dilation, pads, out_hw))
+    windows = Windows(xd.shape, kernel, stride, dilation, pads, out_hw)
+    if argmax is not None:
+        argmax = arrays.first_in_bounds(argmax, windows)
+    node = MaxPool2DWithIndicesBackward(x, argmax, windows) if recording else None
     return Tensor._from_op(best, node, x.dtype, x._backend), argmax
 
 
@@ -336,6 +337,6 @@ def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor
         dw = _avg_divisor(w, kernel[1], stride[1], padding[1], out_hw[1], count_include_pad)
         divisor = np.outer(dh, dw).astype(xd.dtype)
     divisor = backend.asarray(divisor)  # (Ho, Wo): a copy to the device on CUDA
-    out /= divisor
+    out = arrays.divide_windows(out, divisor)
     node = AvgPool2DBackward(x, windows, divisor) if _recording(x) else None
     return Tensor._from_op(out, node, x.dtype, x._backend)

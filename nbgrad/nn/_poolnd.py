@@ -54,6 +54,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if input.ndim not in (2, 3):
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
                            f"batch size for input, but got:{list(input.shape)}")
+    if not (return_indices or input.is_floating_point()):  # (with indices: max_pool2d's kernel)
+        raise NotImplementedError(f'"max_pool1d_impl" not implemented for '
+                                  f"'{dtypes.TYPE_NAMES[input.dtype.name]}'")
     kernel = _single(kernel_size, "kernel_size")
     stride = kernel if stride is None or (not isinstance(stride, numbers.Integral)
                                           and len(stride) == 0) else _single(stride, "stride")

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
+from ..ops import arrays
 from ..ops.arrays import ops_for
 from ..ops.dual import tangent_rule
 from ..ops.nn_arrays import Windows, pad_nchw
@@ -89,9 +90,12 @@ def _pool_nd_args(name, input, kernel_size, stride, padding, dilation, nd,
             raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have "
                                f"positive length, but input has a shape of {list(input.shape)} "
                                "and non-batch dimension 0 has length zero!")
-    if input.dtype is dtypes.bool_ or not (is_max or input.is_floating_point()):
-        # (PyTorch averages integers with truncating division; nbgrad refuses them)
-        raise NotImplementedError(f'"{name}" not implemented for '
+    # PyTorch's kernels: max pooling takes every dtype but bool; its 3-D average
+    # pooling float32, float64 and int64 (averaged with truncating division).
+    if is_max and input.dtype is dtypes.bool_:
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+    if not is_max and input.dtype not in (dtypes.float32, dtypes.float64, dtypes.int64):
+        raise NotImplementedError(f'"{name}_out_frame" not implemented for '
                                   f"'{dtypes.TYPE_NAMES[input.dtype.name]}'")
     return kernel, stride, padding, dilation
 
@@ -197,6 +201,8 @@ def max_pool_nd(name, input, kernel_size, stride, padding, dilation, ceil_mode, 
             best = value.copy()
         else:
             backend.max_pool_step(best, argmax, value, k)
+    if argmax is not None:
+        argmax = arrays.first_in_bounds(argmax, windows)
     if input.ndim == nd + 1:
         best = best.reshape(best.shape[1:])
     node = _PoolNDBackward(input, windows, argmax=argmax) if recording else None
@@ -249,7 +255,7 @@ def avg_pool_nd(name, input, kernel_size, stride, padding, ceil_mode, count_incl
             divisor = np.multiply.outer(divisor, _avg_divisor(*a, count_include_pad))
         divisor = divisor.astype(np_dtype)
     divisor = backend.asarray(divisor)  # (*out): a copy to the device on CUDA
-    out /= divisor
+    out = arrays.divide_windows(out, divisor)
     if input.ndim == nd + 1:
         out = out.reshape(out.shape[1:])
     node = None

@@ -218,8 +218,12 @@ def _pool_args(name, input, kernel_size, stride, padding, dilation):
     if input.ndim not in (3, 4) or 0 in input.shape[-3:]:  # only the batch may be empty
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
                            f"for input, but got:{list(input.shape)}")
-    if not input.is_floating_point():
-        raise RuntimeError(f'"{name}" not implemented for \'{_C_NAMES[input.dtype.name]}\'')
+    # PyTorch's kernels: max pooling takes every dtype but bool; average pooling floats
+    # and int64 (averaged with truncating division).
+    if input.dtype is dtypes.bool_ or not (name == "max_pool2d" or input.is_floating_point()
+                                           or input.dtype is dtypes.int64):
+        raise NotImplementedError(f'"{name}" not implemented for '
+                                  f'\'{_C_NAMES[input.dtype.name]}\'')
     return kernel, stride, padding, dilation
 
 

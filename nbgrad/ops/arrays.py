@@ -9,6 +9,10 @@ differentiated again. The functions (see :class:`RawArrays`) take and return
 the one kind or the other; a formula never touches a backend or a Tensor
 directly.
 """
+import functools
+
+import numpy as np
+
 from ..backends import backend_of, contract
 from ..declarations.op_table import BY_NAME
 from .broadcasting import broadcast_shapes
@@ -25,6 +29,44 @@ def run(name, *arrays, out=None):
     backend.elementwise_forward(BY_NAME[name], out, [
         a if a.shape == shape else backend.broadcast_to(a, shape) for a in arrays])
     return out
+
+
+def divide_windows(sums, divisor):
+    """Average pooling's window ``sums`` divided by their ``divisor`` (positive),
+    in place for floats; int64 sums as PyTorch divides them, truncating toward
+    zero (exact: the quotient of the magnitudes, given the sums' signs)."""
+    if sums.dtype.kind == "f":
+        sums /= divisor
+        return sums
+    return run("mul", run("sign", sums), run("floor_divide", run("abs", sums), divisor))
+
+
+def first_in_bounds(argmax, windows):
+    """Max pooling's ``argmax`` (each window's kernel offset) with PyTorch's pick
+    where a window's first offset lies in the padding and kept the index: nothing
+    in the window beat the padding's lowest value, so every element equals it,
+    and PyTorch (which never reads padding) takes the window's first offset
+    inside the input."""
+    starts = _window_starts(windows)
+    if not any((start < 0).any() for start in starts):
+        return argmax
+    nd = len(starts)
+    lifted = [(1,) * k + (-1,) + (1,) * (nd - k - 1) for k in range(nd)]  # dim k on its axis
+    firsts = [np.where(start < 0, (-start + d - 1) // d, 0).reshape(shape)  # first i inside
+              for start, d, shape in zip(starts, windows.dilation, lifted)]
+    first = np.ravel_multi_index(firsts, windows.kernel).astype(argmax.dtype)  # (*out)
+    in_padding = functools.reduce(np.logical_or, [(start < 0).reshape(shape)  # offset 0's
+                                                  for start, shape in zip(starts, lifted)])
+    backend = backend_of(argmax)
+    kept = run("logical_and", run("eq", argmax, backend.zeros((), argmax.dtype)),
+               backend.asarray(in_padding))
+    return backend.where(kept, backend.asarray(first), argmax)
+
+
+def _window_starts(windows):
+    """Per spatial dimension, where each window starts in the unpadded input."""
+    return [np.arange(o) * s - windows.pads[2 * k]
+            for k, (o, s) in enumerate(zip(windows.out_hw, windows.stride))]
 
 
 def scatter_into_view(backend, base_shape, view_fn, grad):

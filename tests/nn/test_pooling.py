@@ -613,3 +613,103 @@ def test_3d_pools_forward_mode_matches_torch(fn):
             dual = fa.make_dual(lib.tensor(x), lib.tensor(v))
             tangents.append(fa.unpack_dual(fn(lib, dual)).tangent)
     assert_values_close(*tangents)
+
+
+# Every pooling function and dtype as PyTorch 2.13's CPU kernels take it: max pooling
+# takes every dtype but bool (max_pool1d without indices: floats only); average
+# pooling floats and int64, averaged with truncating division (3-D: no float16).
+# Values, dtype and (floats) the gradient as PyTorch's, or PyTorch's refusal.
+POOL_CALLS = {
+    "max_pool1d": (1, dict(kernel_size=2)),
+    "max_pool1d-indices": (1, dict(kernel_size=2, return_indices=True)),
+    "max_pool2d": (2, dict(kernel_size=3, stride=2, padding=1)),
+    "max_pool3d": (3, dict(kernel_size=2)),
+    "avg_pool1d": (1, dict(kernel_size=3, stride=2, padding=1)),
+    "avg_pool2d": (2, dict(kernel_size=3, stride=2, padding=1, count_include_pad=False)),
+    "avg_pool2d-divisor": (2, dict(kernel_size=2, divisor_override=3)),
+    "avg_pool3d": (3, dict(kernel_size=2, ceil_mode=True)),
+    "adaptive_max_pool1d": (1, dict(output_size=3)),
+    "adaptive_max_pool2d": (2, dict(output_size=3)),
+    "adaptive_avg_pool2d": (2, dict(output_size=3)),
+}
+POOL_DTYPES = ["float16", "int64", "int32", "uint8", "bool"]
+
+
+# nbgrad's adaptive average pooling multiplies by averaging matrices, so a NaN or an
+# inf reaches every output of its rows and columns (0 * NaN); PyTorch's windows keep
+# it in the windows that hold it. Not fixed yet: see the closing note.
+_NAN_SPREADS = pytest.mark.xfail(strict=True, reason="adaptive_avg_pool2d spreads a NaN")
+
+
+@pytest.mark.parametrize("dtype", POOL_DTYPES)
+@pytest.mark.parametrize("call", list(POOL_CALLS))
+def test_pooling_dtypes_as_torch(call, dtype, request):
+    if call == "adaptive_avg_pool2d" and dtype == "float16":  # (the input holds a NaN)
+        request.applymarker(_NAN_SPREADS)
+    nd, kwargs = POOL_CALLS[call]
+    name = call.split("-")[0]
+    rng = np.random.default_rng(0)
+    x = rng.integers(-40, 40, (2, 3) + (5, 6, 7)[:nd]).astype(dtype)
+    if dtype == "float16":
+        x = x / 8
+        x.flat[5] = np.nan
+    floating = dtype == "float16"
+
+    def run(lib):
+        t = lib.tensor(x, requires_grad=floating)
+        out = getattr(lib.nn.functional, name)(t, **kwargs)
+        values = out[0] if isinstance(out, tuple) else out
+        if floating:
+            values.sum().backward()
+        return out, t.grad
+
+    try:
+        want, want_grad = run(torch)
+    except Exception:
+        assert_same_error(lambda lib: run(lib))
+        return
+    out, grad = run(nbgrad)
+    # float16 averages: PyTorch sums in float32 and rounds once, nbgrad's window sums
+    # round in float16 (a known deviation: within an ulp here); maxima are exact.
+    rtol = 2.0 ** -10 if floating and "avg" in name else 0
+    for ours, theirs in zip(*(o if isinstance(o, tuple) else (o,) for o in (out, want))):
+        assert ours.dtype.name == str(theirs.dtype).split(".")[1]
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=rtol)
+    if floating:
+        np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=rtol)
+
+
+# Windows that begin in the padding, over values equal to the padding's fill (-inf,
+# an integer dtype's lowest): PyTorch never reads padding, so its pick is the
+# window's first offset inside the input, and the gradient goes there.
+PADDED_WINDOWS = [
+    ("max_pool2d", "uint8", (1, 1, 4, 4), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool2d", "float32", (2, 2, 5, 4), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool2d", "float64", (2, 2, 5, 4), dict(kernel_size=(3, 2), padding=1, dilation=(2, 1))),
+    ("max_pool2d", "float32", (1, 1, 7, 7), dict(kernel_size=7, stride=1, padding=3)),  # generic
+    ("max_pool1d", "float32", (1, 2, 9), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool3d", "float32", (1, 1, 4, 5, 6), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool3d", "int32", (1, 1, 4, 5, 6), dict(kernel_size=3, stride=2, padding=1)),
+]
+
+
+@pytest.mark.parametrize("name, dtype, shape, kwargs", PADDED_WINDOWS,
+                         ids=[f"{n}-{d}-{k}" for k, (n, d, _, _) in enumerate(PADDED_WINDOWS)])
+def test_windows_starting_in_the_padding_pick_as_torch(name, dtype, shape, kwargs):
+    low = -np.inf if dtype.startswith("float") else np.iinfo(dtype).min
+    x = np.full(shape, low, dtype)
+    x.flat[7] = 1  # one window with a larger value
+    floating = dtype.startswith("float")
+    results = []
+    for lib in (torch, nbgrad):
+        t = lib.tensor(x, requires_grad=floating)
+        values, indices = getattr(lib.nn.functional, name)(t, return_indices=True, **kwargs)
+        if floating:
+            values.backward(lib.ones(*values.shape, dtype=values.dtype))
+        results.append((values.detach().numpy(), indices.numpy(),
+                        t.grad.numpy() if floating else None))
+    (v, i, g), (tv, ti, tg) = results
+    np.testing.assert_array_equal(v, tv)
+    np.testing.assert_array_equal(i, ti)
+    if floating:
+        np.testing.assert_array_equal(g, tg)

@@ -166,6 +166,12 @@ def max_pool_step(best, argmax, value, k):
     larger or NaN, PyTorch's rule; ``argmax`` may be None."""
     if best.size == 0:
         return
+    if best.dtype == np.float16:  # (Numba has no float16: NumPy's select, the same rule)
+        take = (value > best) | (value != value)
+        np.copyto(best, value, where=take)
+        if argmax is not None:
+            np.copyto(argmax, k, where=take)
+        return
     arrays = [best, value] + ([] if argmax is None else [argmax])
     ndim, views = _coalesce(best.shape, arrays)
     kernel = _variant(_module(ndim, argmax is not None), best.size)
