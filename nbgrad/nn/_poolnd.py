@@ -5,7 +5,8 @@
 adaptive average pool is linear and separable: a product with a constant
 (out, size) averaging matrix per spatial dimension, its gradient the products
 with their transposes (written once against ``ops_for``, so it can be differentiated
-again). An adaptive max pool keeps a running maximum over the offsets of its
+again); where a product is not finite, its windows are summed one by one
+(``_map_rows``: a NaN or an inf stays in its windows). An adaptive max pool keeps a running maximum over the offsets of its
 largest window (offsets past a smaller window's end re-read its last
 element), then scatters the gradient to each maximum's flat position.
 """
@@ -14,7 +15,8 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..ops.arrays import ops_for
+from ..backends import backend_of
+from ..ops.arrays import ops_for, run
 from ..ops.dual import tangent_rule
 from ..tape import grad_mode
 from ..tape.graph import Node, SavedValue
@@ -97,14 +99,36 @@ def _averaging(size, out, dtype):
     return m
 
 
-def _separable(xp, a, mh, mw):
+def _map_rows(xp, rows, m, windows=True):
+    """``rows @ m.T`` for (R, size) ``rows`` and an (out, size) map ``m``: one
+    product. For averaging ``windows`` (m's nonzeros), where it is not finite a
+    NaN or an inf in the rows met m's zeros (0 * inf is NaN) and spread to
+    every output; each output is then made from its window only, so a
+    non-finite value reaches just the windows that hold it, as PyTorch's.
+    (Interpolation keeps the product, and so does a backward that builds a graph.)"""
+    out = xp.matmul(rows, xp.swapaxes(m, 0, 1))
+    if xp.graph or not windows:
+        return out
+    backend = backend_of(out)
+    if backend.to_numpy(backend.reduce_sum(run("sub", out, out))) == 0:  # all finite
+        return out
+    weights = backend.to_numpy(m)
+    out = backend.zeros(out.shape, out.dtype)
+    for i, row in enumerate(weights):
+        for j in np.flatnonzero(row):
+            backend.add_into(out[:, i], run("mul", rows[:, j],
+                                            backend.full((), row[j], rows.dtype)))
+    return out
+
+
+def _separable(xp, a, mh, mw, windows):
     """``mh @ a @ mw.T`` over the last two dimensions of (N, C, H, W) ``a``,
-    as 2-D products: (N, C, Ho, Wo)."""
+    as 2-D products: (N, C, Ho, Wo); ``windows``: the maps average windows."""
     n, c, h, w = a.shape
     ho, wo = mh.shape[0], mw.shape[0]
-    t = xp.matmul(xp.reshape(a, (n * c * h, w)), xp.swapaxes(mw, 0, 1))  # (NCH, Wo)
+    t = _map_rows(xp, xp.reshape(a, (n * c * h, w)), mw, windows)  # (NCH, Wo)
     t = xp.contiguous_permute(xp.reshape(t, (n * c, h, wo)), (0, 2, 1))  # (NC, Wo, H)
-    t = xp.matmul(xp.reshape(t, (n * c * wo, h)), xp.swapaxes(mh, 0, 1))  # (NCWo, Ho)
+    t = _map_rows(xp, xp.reshape(t, (n * c * wo, h)), mh, windows)  # (NCWo, Ho)
     return xp.contiguous_permute(xp.reshape(t, (n, c, wo, ho)), (0, 1, 3, 2))
 
 
@@ -129,7 +153,8 @@ class SeparableBackward(Node):
         self.saved_values(xp.graph)
         mh, mw = xp.constant(self.mh), xp.constant(self.mw)
         g4 = xp.reshape(grad, self.shapes[1])
-        dx = _separable(xp, g4, xp.swapaxes(mh, 0, 1), xp.swapaxes(mw, 0, 1))
+        dx = _separable(xp, g4, xp.swapaxes(mh, 0, 1), xp.swapaxes(mw, 0, 1),
+                        self._op_name.startswith("Adaptive"))
         return [xp.reshape(dx, self.shapes[0])]
 
 
@@ -151,7 +176,7 @@ def separable(input, mh, mw, op_name):
     np_dtype = x4.dtype
     mh = backend.asarray(mh.astype(np_dtype))
     mw = backend.asarray(mw.astype(np_dtype))
-    out4 = _separable(ops_for(x4), x4, mh, mw)
+    out4 = _separable(ops_for(x4), x4, mh, mw, op_name.startswith("Adaptive"))
     out = out4 if input.ndim == 4 else out4.reshape(out4.shape[1:])
     node = None
     if grad_mode.is_grad_enabled() and input.requires_grad:
@@ -291,7 +316,7 @@ def _along(xp, a, mats):
         perm = tuple(d for d in range(a.ndim) if d != axis) + (axis,)
         t = xp.contiguous_permute(a, perm)
         lead = tuple(t.shape[:-1])
-        t = xp.matmul(xp.reshape(t, (int(np.prod(lead)), t.shape[-1])), xp.swapaxes(m, 0, 1))
+        t = _map_rows(xp, xp.reshape(t, (int(np.prod(lead)), t.shape[-1])), m)
         a = xp.contiguous_permute(xp.reshape(t, lead + (m.shape[0],)),
                                   tuple(int(p) for p in np.argsort(perm)))
     return a
