@@ -99,36 +99,37 @@ def _averaging(size, out, dtype):
     return m
 
 
-def _map_rows(xp, rows, m, windows=True):
-    """``rows @ m.T`` for (R, size) ``rows`` and an (out, size) map ``m``: one
-    product. For averaging ``windows`` (m's nonzeros), where it is not finite a
-    NaN or an inf in the rows met m's zeros (0 * inf is NaN) and spread to
-    every output; each output is then made from its window only, so a
-    non-finite value reaches just the windows that hold it, as PyTorch's.
-    (Interpolation keeps the product, and so does a backward that builds a graph.)"""
+def _map_rows(xp, rows, m, taps):
+    """``rows @ m.T`` for (R, size) ``rows`` and an (out, size) map ``m`` whose
+    outputs read only their ``taps`` (a host boolean (out, size): an averaging
+    window, the two neighbours of a linear interpolation, zero weights
+    included): one product. Where it is not finite, a NaN or an inf in the
+    rows met m's other zeros (0 * inf is NaN) and spread to every output; each
+    output is then made from its taps alone, as PyTorch's kernels read them.
+    (A backward that builds a graph keeps the product.)"""
     out = xp.matmul(rows, xp.swapaxes(m, 0, 1))
-    if xp.graph or not windows:
+    if xp.graph:
         return out
     backend = backend_of(out)
     if backend.to_numpy(backend.reduce_sum(run("sub", out, out))) == 0:  # all finite
         return out
     weights = backend.to_numpy(m)
     out = backend.zeros(out.shape, out.dtype)
-    for i, row in enumerate(weights):
+    for i, row in enumerate(taps):
         for j in np.flatnonzero(row):
             backend.add_into(out[:, i], run("mul", rows[:, j],
-                                            backend.full((), row[j], rows.dtype)))
+                                            backend.full((), weights[i, j], rows.dtype)))
     return out
 
 
-def _separable(xp, a, mh, mw, windows):
+def _separable(xp, a, mh, mw, taps):
     """``mh @ a @ mw.T`` over the last two dimensions of (N, C, H, W) ``a``,
-    as 2-D products: (N, C, Ho, Wo); ``windows``: the maps average windows."""
+    as 2-D products: (N, C, Ho, Wo); ``taps``: the maps' (see ``_map_rows``)."""
     n, c, h, w = a.shape
     ho, wo = mh.shape[0], mw.shape[0]
-    t = _map_rows(xp, xp.reshape(a, (n * c * h, w)), mw, windows)  # (NCH, Wo)
+    t = _map_rows(xp, xp.reshape(a, (n * c * h, w)), mw, taps[1])  # (NCH, Wo)
     t = xp.contiguous_permute(xp.reshape(t, (n * c, h, wo)), (0, 2, 1))  # (NC, Wo, H)
-    t = _map_rows(xp, xp.reshape(t, (n * c * wo, h)), mh, windows)  # (NCWo, Ho)
+    t = _map_rows(xp, xp.reshape(t, (n * c * wo, h)), mh, taps[0])  # (NCWo, Ho)
     return xp.contiguous_permute(xp.reshape(t, (n, c, wo, ho)), (0, 1, 3, 2))
 
 
@@ -136,12 +137,13 @@ class SeparableBackward(Node):
     """A linear map ``mh @ x @ mw.T`` over the last two dimensions (adaptive
     average pooling, bilinear and linear interpolation)."""
 
-    __slots__ = ("mh", "mw", "shapes", "_op_name")
+    __slots__ = ("mh", "mw", "taps", "shapes", "_op_name")
 
-    def __init__(self, x, mh, mw, shapes, op_name="AdaptiveAvgPool2D"):
+    def __init__(self, x, mh, mw, taps, shapes, op_name="AdaptiveAvgPool2D"):
         super().__init__([x])
         self.save(x)
         self.mh, self.mw, self.shapes = mh, mw, shapes  # (input, 4-D output) shapes
+        self.taps = tuple(t.T for t in taps)  # the transposed maps' (the gradient's)
         self._op_name = op_name
 
     @property
@@ -153,8 +155,7 @@ class SeparableBackward(Node):
         self.saved_values(xp.graph)
         mh, mw = xp.constant(self.mh), xp.constant(self.mw)
         g4 = xp.reshape(grad, self.shapes[1])
-        dx = _separable(xp, g4, xp.swapaxes(mh, 0, 1), xp.swapaxes(mw, 0, 1),
-                        self._op_name.startswith("Adaptive"))
+        dx = _separable(xp, g4, xp.swapaxes(mh, 0, 1), xp.swapaxes(mw, 0, 1), self.taps)
         return [xp.reshape(dx, self.shapes[0])]
 
 
@@ -168,19 +169,21 @@ def adaptive_avg_pool2d(input, output_size):
                      _averaging(w, wo, input.dtype.numpy), "AdaptiveAvgPool2D")
 
 
-def separable(input, mh, mw, op_name):
+def separable(input, mh, mw, op_name, taps=None):
     """``mh @ input @ mw.T`` over the last two dimensions of a 3-D or 4-D
-    ``input`` (NumPy matrices, copied to its device), recorded as ``op_name``."""
+    ``input`` (NumPy matrices, copied to its device), recorded as ``op_name``;
+    ``taps``: what each output reads (see ``_map_rows``; None: the nonzeros)."""
     x4 = input._data if input.ndim == 4 else input._data.reshape((1,) + input._data.shape)
     backend = input._backend
     np_dtype = x4.dtype
+    taps = (mh != 0, mw != 0) if taps is None else taps
     mh = backend.asarray(mh.astype(np_dtype))
     mw = backend.asarray(mw.astype(np_dtype))
-    out4 = _separable(ops_for(x4), x4, mh, mw, op_name.startswith("Adaptive"))
+    out4 = _separable(ops_for(x4), x4, mh, mw, taps)
     out = out4 if input.ndim == 4 else out4.reshape(out4.shape[1:])
     node = None
     if grad_mode.is_grad_enabled() and input.requires_grad:
-        node = SeparableBackward(input, mh, mw, (input._data.shape, out4.shape), op_name)
+        node = SeparableBackward(input, mh, mw, taps, (input._data.shape, out4.shape), op_name)
     return Tensor._from_op(out, node, input.dtype, backend)
 
 
@@ -307,16 +310,17 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return adaptive_max_nd("adaptive_max_pool3d", input, output_size, return_indices, 3)
 
 
-def _along(xp, a, mats):
+def _along(xp, a, mats, taps):
     """Each matrix of ``mats`` applied along its spatial dimension of
-    (N, C, *spatial) ``a`` (the last ``len(mats)``), as 2-D products."""
+    (N, C, *spatial) ``a`` (the last ``len(mats)``), as 2-D products reading
+    their ``taps`` (see ``_map_rows``)."""
     nd = len(mats)
-    for i, m in enumerate(mats):
+    for i, (m, reads) in enumerate(zip(mats, taps)):
         axis = a.ndim - nd + i
         perm = tuple(d for d in range(a.ndim) if d != axis) + (axis,)
         t = xp.contiguous_permute(a, perm)
         lead = tuple(t.shape[:-1])
-        t = _map_rows(xp, xp.reshape(t, (int(np.prod(lead)), t.shape[-1])), m)
+        t = _map_rows(xp, xp.reshape(t, (int(np.prod(lead)), t.shape[-1])), m, reads)
         a = xp.contiguous_permute(xp.reshape(t, lead + (m.shape[0],)),
                                   tuple(int(p) for p in np.argsort(perm)))
     return a
@@ -325,12 +329,13 @@ def _along(xp, a, mats):
 class AlongBackward(Node):
     """A linear map applied along each spatial dimension (adaptive average pooling)."""
 
-    __slots__ = ("mats", "shapes", "_op_name")
+    __slots__ = ("mats", "taps", "shapes", "_op_name")
 
-    def __init__(self, x, mats, shapes, op_name):
+    def __init__(self, x, mats, taps, shapes, op_name):
         super().__init__([x])
         self.save(x)
         self.mats, self.shapes, self._op_name = mats, shapes, op_name  # (input, batched output)
+        self.taps = [t.T for t in taps]  # the transposed maps' (the gradient's)
 
     @property
     def op_name(self):
@@ -340,7 +345,7 @@ class AlongBackward(Node):
         xp = ops_for(grad)
         self.saved_values(xp.graph)
         mats = [xp.swapaxes(xp.constant(m), 0, 1) for m in self.mats]
-        dx = _along(xp, xp.reshape(grad, self.shapes[1]), mats)
+        dx = _along(xp, xp.reshape(grad, self.shapes[1]), mats, self.taps)
         return [xp.reshape(dx, self.shapes[0])]
 
 
@@ -353,12 +358,13 @@ def adaptive_avg_pool3d(input, output_size):
     out_size = _output_sizes("adaptive_avg_pool3d", input, output_size, 3)
     backend = input._backend
     x = input._data if input.ndim == 5 else input._data.reshape((1,) + input._data.shape)
-    mats = [backend.asarray(_averaging(size, o, x.dtype))
-            for size, o in zip(x.shape[2:], out_size)]
-    out = _along(ops_for(x), x, mats)
+    host = [_averaging(size, o, x.dtype) for size, o in zip(x.shape[2:], out_size)]
+    mats, taps = [backend.asarray(m) for m in host], [m != 0 for m in host]
+    out = _along(ops_for(x), x, mats, taps)
     node = None
     if grad_mode.is_grad_enabled() and input.requires_grad:
-        node = AlongBackward(input, mats, (input._data.shape, out.shape), "AdaptiveAvgPool3D")
+        node = AlongBackward(input, mats, taps, (input._data.shape, out.shape),
+                             "AdaptiveAvgPool3D")
     return Tensor._from_op(out.reshape(tuple(input.shape[:-3]) + out_size), node, input.dtype,
                            backend)
 

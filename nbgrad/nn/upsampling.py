@@ -39,10 +39,13 @@ def _linear_matrix(in_size, out_size, align_corners, scale):
     i0 = np.minimum(src.astype(np.int64), in_size - 1)
     i1 = np.minimum(i0 + 1, in_size - 1)
     lam = src - i0
+    rows = np.arange(out_size)
     m = np.zeros((out_size, in_size))
-    np.add.at(m, (np.arange(out_size), i0), 1.0 - lam)
-    np.add.at(m, (np.arange(out_size), i1), lam)
-    return m
+    np.add.at(m, (rows, i0), 1.0 - lam)
+    np.add.at(m, (rows, i1), lam)
+    taps = np.zeros((out_size, in_size), bool)  # the two neighbours, a zero weight included
+    taps[rows, i0] = taps[rows, i1] = True
+    return m, taps
 
 
 @tangent_rule()  # forward mode: from its backward
@@ -89,13 +92,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if dims == 2 and mode == "nearest":
         return _nearest(input, out_size, scales, "UpsampleNearest2D")
     if dims == 1 and mode == "linear":
-        m = _linear_matrix(spatial[0], out_size[0], align_corners, scales[0])
-        return separable(input.unsqueeze(-2), np.ones((1, 1)), m,
-                         "UpsampleLinear1D").squeeze(-2)
+        m, taps = _linear_matrix(spatial[0], out_size[0], align_corners, scales[0])
+        return separable(input.unsqueeze(-2), np.ones((1, 1)), m, "UpsampleLinear1D",
+                         (np.ones((1, 1), bool), taps)).squeeze(-2)
     if dims == 2 and mode == "bilinear":
-        mh = _linear_matrix(spatial[0], out_size[0], align_corners, scales[0])
-        mw = _linear_matrix(spatial[1], out_size[1], align_corners, scales[1])
-        return separable(input, mh, mw, "UpsampleBilinear2D")
+        mh, th = _linear_matrix(spatial[0], out_size[0], align_corners, scales[0])
+        mw, tw = _linear_matrix(spatial[1], out_size[1], align_corners, scales[1])
+        return separable(input, mh, mw, "UpsampleBilinear2D", (th, tw))
     if mode in ("linear", "bilinear", "trilinear") and mode[:-6] != {1: "", 2: "bi", 3: "tri"}.get(
             dims):
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "

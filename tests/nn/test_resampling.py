@@ -10,7 +10,7 @@ import torch
 import nbgrad
 import nbgrad.nn.functional as F
 from nbgrad.autograd import gradcheck, gradgradcheck
-from helpers import assert_same_error, node_name
+from helpers import assert_same_error, node_name, on_device
 
 from ._util import DTYPE_IDS, DTYPES, assert_close, run_both, run_on_device
 
@@ -138,3 +138,25 @@ def test_forward_mode_matches_torch(name):
             out = fn(lib, fw.make_dual(lib.tensor(x), lib.tensor(t)))
             tangents.append(fw.unpack_dual(out).tangent)
     assert_close(*tangents)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("mode, shape, size", [("linear", (2, 3, 5), 9),
+                                               ("bilinear", (2, 3, 4, 5), (7, 9))])
+def test_linear_interpolation_keeps_a_nan_and_an_inf_with_their_neighbours(mode, shape, size,
+                                                                          align_corners,
+                                                                          device):
+    """The interpolation products' zeros would spread them (0 * inf is NaN): an
+    output reads its two neighbours (a zero weight included), as PyTorch's."""
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) / 7
+    x.flat[6], x.flat[13] = np.nan, np.inf
+    results = []
+    for lib in (torch, nbgrad):
+        t = lib.tensor(x, requires_grad=True, **on_device(lib, device))
+        y = lib.nn.functional.interpolate(t, size=size, mode=mode, align_corners=align_corners)
+        g = np.ones(tuple(y.shape))
+        g.flat[3] = np.inf
+        y.backward(lib.tensor(g, **on_device(lib, device)))
+        results.append((y.detach().cpu().numpy(), t.grad.cpu().numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)  # (NaN where PyTorch has NaN)
